@@ -1,0 +1,48 @@
+/**
+ * The vocabulary shared by the registry, the token service and the access
+ * policy: what a request needs, who is asking, and how a caller is checked.
+ *
+ * @module
+ */
+
+/**
+ * One resource and the actions wanted on (or granted for) it, as in the
+ * Distribution scope grammar `type:name:action,action`.
+ * Examples: `{ type: "repository", name: "library/alpine", actions: ["pull"] }`,
+ * `{ type: "registry", name: "catalog", actions: ["*"] }`.
+ */
+export interface Access {
+  type: string;
+  name: string;
+  actions: string[];
+}
+
+/** An authenticated caller. Anonymous callers are represented by `undefined`. */
+export interface Principal {
+  /** The user name; it becomes the token's `sub`. */
+  name: string;
+  /** System administrators get every right from the default access policy. */
+  admin: boolean;
+  /** The numeric user id when the caller comes from the user store. */
+  id?: number;
+}
+
+/**
+ * Checks a user name and password (from `Authorization: Basic`). Resolves to
+ * the principal, or `undefined` when the credentials are wrong. Must not throw
+ * for wrong credentials, and should take the same time whether or not the user exists.
+ */
+export type CredentialCheck = (username: string, password: string) => Promise<Principal | undefined>;
+
+/**
+ * The authorization step the registry runs before every route.
+ *
+ * It receives the request and the access the route needs (an empty list for
+ * `GET /v2/`, which still requires an authenticated caller when auth is on).
+ * It resolves to `undefined` to let the request through, or to the `Response`
+ * to send instead (for token auth: a 401 with a `Www-Authenticate` challenge).
+ */
+export type Authorizer = (request: Request, needed: Access[]) => Promise<Response | undefined>;
+
+/** The default authorizer: lets everything through. */
+export const allowAll: Authorizer = async () => undefined;

@@ -1,0 +1,177 @@
+/**
+ * The storage driver contract.
+ *
+ * A driver stores opaque objects under `/`-separated keys. It knows nothing of
+ * OCI: the registry's layout (repositories, tags, manifests, blobs, uploads)
+ * lives above it in `src/registry/layout.ts`. Every driver must pass the shared
+ * contract suite exported from `registry-kit/testing`.
+ *
+ * Keys are validated once, by {@link assertValidKey}, before any driver sees
+ * them; drivers may rely on that.
+ *
+ * @module
+ */
+
+/** What {@link StorageDriver.stat} tells about an object. */
+export interface ObjectInfo {
+  /** Size in bytes. */
+  size: number;
+  /** Last modification time. */
+  modified: Date;
+}
+
+/** A byte range for {@link StorageDriver.read}: `offset` inclusive, `length` bytes. */
+export interface ByteRange {
+  offset: number;
+  /** Number of bytes to read; to the end of the object when omitted. */
+  length?: number;
+}
+
+/** Options for {@link StorageDriver.list}. */
+export interface ListOptions {
+  /** Only keys strictly greater than this one (lexical order) are returned. */
+  after?: string;
+  /** At most this many keys. */
+  limit?: number;
+}
+
+/** One page of {@link StorageDriver.list}. */
+export interface ListPage {
+  /** Keys in lexical (code unit) order. */
+  keys: string[];
+  /** True when more keys follow the last one returned. */
+  truncated: boolean;
+}
+
+/** A body a driver can store: bytes, or a stream that is consumed once. */
+export type StorageBody = Uint8Array | ReadableStream<Uint8Array>;
+
+/**
+ * The contract every storage backend implements.
+ *
+ * Consistency rules every driver keeps:
+ * - `write` is atomic: readers see the old object or the whole new one, never a
+ *   part, and a failed or aborted write leaves the old object (or nothing).
+ * - Concurrent `write`s to one key: one of them wins whole.
+ * - `append` grows an object that is being assembled (an upload in progress);
+ *   it is readable between appends. `move` makes it visible under its final key
+ *   atomically.
+ */
+export interface StorageDriver {
+  /** A short name for logs and errors, e.g. `"memory"` or `"fs"`. */
+  readonly name: string;
+
+  /** Size and modification time, or `undefined` if there is no such object. */
+  stat(key: string): Promise<ObjectInfo | undefined>;
+
+  /**
+   * Stream an object (or a range of it), or `undefined` if there is none.
+   * A range past the end yields the bytes that exist (possibly none).
+   */
+  read(key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array> | undefined>;
+
+  /** Store a whole object atomically, replacing any old one. Resolves to its size. */
+  write(key: string, body: StorageBody, options?: WriteOptions): Promise<number>;
+
+  /**
+   * Append bytes to an object, creating it when absent. When `expectedSize` is
+   * given and the object's current size differs, nothing is written and a
+   * {@link StorageError} with code `"conflict"` is thrown. Resolves to the new size.
+   * A failed append may leave some bytes appended; callers track the size they
+   * rely on themselves.
+   */
+  append(key: string, body: StorageBody, options?: AppendOptions): Promise<number>;
+
+  /** Atomically rename `from` to `to`, replacing `to`. Throws `"not_found"` when `from` is missing. */
+  move(from: string, to: string): Promise<void>;
+
+  /** Delete an object; deleting a missing object is not an error. */
+  delete(key: string): Promise<void>;
+
+  /** Delete every object whose key starts with `prefix` + `/`. */
+  deletePrefix(prefix: string): Promise<void>;
+
+  /** List keys under a prefix (`prefix` + `/`, recursively), in lexical order, paged. */
+  list(prefix: string, options?: ListOptions): Promise<ListPage>;
+
+  /** Release resources (file handles, sockets). Optional. */
+  close?(): Promise<void>;
+}
+
+/** Options for {@link StorageDriver.write}. */
+export interface WriteOptions {
+  /** Aborts the write; the old object stays. */
+  signal?: AbortSignal;
+}
+
+/** Options for {@link StorageDriver.append}. */
+export interface AppendOptions extends WriteOptions {
+  /** The size the object must have before this append (optimistic concurrency). */
+  expectedSize?: number;
+}
+
+/** Machine-readable reasons a driver fails. */
+export type StorageErrorCode = "invalid_key" | "not_found" | "conflict" | "aborted" | "io";
+
+/** The one error type drivers throw for expected failures. */
+export class StorageError extends Error {
+  override readonly name = "StorageError";
+  constructor(
+    readonly code: StorageErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+const SEGMENT = /^[A-Za-z0-9._@:+=-]+$/;
+
+/**
+ * Reject keys that could escape a driver's root or confuse it: empty keys,
+ * absolute paths, `.`/`..` segments, empty segments, NUL and other control
+ * characters, backslashes, and anything outside a conservative character set.
+ * Called by every driver method through {@link checked}; throws `invalid_key`.
+ */
+export function assertValidKey(key: string): void {
+  if (typeof key !== "string" || key.length === 0 || key.length > 1024) {
+    throw new StorageError("invalid_key", "storage key must be 1 to 1024 characters");
+  }
+  for (const segment of key.split("/")) {
+    if (segment === "" || segment === "." || segment === ".." || !SEGMENT.test(segment)) {
+      throw new StorageError("invalid_key", "storage key has an invalid segment");
+    }
+  }
+}
+
+/**
+ * Wrap a driver so that every key is validated before the driver sees it.
+ * The registry and the user store always talk to drivers through this.
+ */
+export function checked(driver: StorageDriver): StorageDriver {
+  if ((driver as { [CHECKED]?: true })[CHECKED]) return driver;
+  // async arrows: an invalid key rejects the promise rather than throwing synchronously
+  const wrapped: StorageDriver & { [CHECKED]: true } = {
+    [CHECKED]: true,
+    name: driver.name,
+    stat: async (key) => (assertValidKey(key), driver.stat(key)),
+    read: async (key, range) => {
+      assertValidKey(key);
+      if (range && (!Number.isSafeInteger(range.offset) || range.offset < 0 ||
+        (range.length !== undefined && (!Number.isSafeInteger(range.length) || range.length < 0)))) {
+        throw new StorageError("invalid_key", "invalid byte range");
+      }
+      return driver.read(key, range);
+    },
+    write: async (key, body, options) => (assertValidKey(key), driver.write(key, body, options)),
+    append: async (key, body, options) => (assertValidKey(key), driver.append(key, body, options)),
+    move: async (from, to) => (assertValidKey(from), assertValidKey(to), driver.move(from, to)),
+    delete: async (key) => (assertValidKey(key), driver.delete(key)),
+    deletePrefix: async (prefix) => (assertValidKey(prefix), driver.deletePrefix(prefix)),
+    list: async (prefix, options) => (assertValidKey(prefix), driver.list(prefix, options)),
+    close: async () => driver.close?.(),
+  };
+  return wrapped;
+}
+
+const CHECKED = Symbol("registry-kit.checked");

@@ -1,0 +1,19 @@
+/**
+ * Storage: the driver contract and the key rules every driver shares.
+ * Drivers live in their own subpaths: `registry-kit/storage/memory`,
+ * `registry-kit/storage/fs` (Node), `registry-kit/storage/s3`.
+ *
+ * @module
+ */
+export { StorageError, assertValidKey, checked } from "./driver.js";
+export type {
+  AppendOptions,
+  ByteRange,
+  ListOptions,
+  ListPage,
+  ObjectInfo,
+  StorageBody,
+  StorageDriver,
+  StorageErrorCode,
+  WriteOptions,
+} from "./driver.js";

@@ -1,0 +1,134 @@
+/**
+ * An in-memory storage driver: for tests, examples and throw-away registries.
+ * Objects are kept as lists of chunks so that appends never copy what is stored.
+ *
+ * @module
+ */
+import { StorageError, type ByteRange, type ListOptions, type ListPage, type ObjectInfo, type StorageBody, type StorageDriver, type AppendOptions, type WriteOptions } from "../driver.js";
+
+interface Entry {
+  chunks: Uint8Array[];
+  size: number;
+  modified: Date;
+}
+
+/** Create an empty in-memory driver. Every call makes an independent store. */
+export function memoryStorage(): StorageDriver {
+  const objects = new Map<string, Entry>();
+
+  return {
+    name: "memory",
+
+    async stat(key: string): Promise<ObjectInfo | undefined> {
+      const entry = objects.get(key);
+      return entry && { size: entry.size, modified: entry.modified };
+    },
+
+    async read(key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array> | undefined> {
+      const entry = objects.get(key);
+      if (!entry) return undefined;
+      // Snapshot the chunk list: later appends or writes do not change this read.
+      const chunks = sliceChunks(entry.chunks, range?.offset ?? 0, range?.length ?? Infinity);
+      let i = 0;
+      return new ReadableStream<Uint8Array>({
+        pull(controller) {
+          const chunk = chunks[i++];
+          if (chunk) controller.enqueue(chunk.slice());
+          else controller.close();
+        },
+      });
+    },
+
+    async write(key: string, body: StorageBody, options?: WriteOptions): Promise<number> {
+      const { chunks, size } = await collect(body, options?.signal);
+      objects.set(key, { chunks, size, modified: new Date() });
+      return size;
+    },
+
+    async append(key: string, body: StorageBody, options?: AppendOptions): Promise<number> {
+      const current = objects.get(key);
+      if (options?.expectedSize !== undefined && (current?.size ?? 0) !== options.expectedSize) {
+        throw new StorageError("conflict", `object size is ${current?.size ?? 0}, expected ${options.expectedSize}`);
+      }
+      const { chunks, size } = await collect(body, options?.signal);
+      // Re-read after the await: another append may have landed meanwhile.
+      const now = objects.get(key);
+      if (options?.expectedSize !== undefined && (now?.size ?? 0) !== options.expectedSize) {
+        throw new StorageError("conflict", `object size is ${now?.size ?? 0}, expected ${options.expectedSize}`);
+      }
+      const entry = now ?? { chunks: [], size: 0, modified: new Date() };
+      entry.chunks = [...entry.chunks, ...chunks];
+      entry.size += size;
+      entry.modified = new Date();
+      objects.set(key, entry);
+      return entry.size;
+    },
+
+    async move(from: string, to: string): Promise<void> {
+      const entry = objects.get(from);
+      if (!entry) throw new StorageError("not_found", "no object to move");
+      objects.delete(from);
+      objects.set(to, entry);
+    },
+
+    async delete(key: string): Promise<void> {
+      objects.delete(key);
+    },
+
+    async deletePrefix(prefix: string): Promise<void> {
+      const start = prefix + "/";
+      for (const key of [...objects.keys()]) if (key.startsWith(start)) objects.delete(key);
+    },
+
+    async list(prefix: string, options?: ListOptions): Promise<ListPage> {
+      const start = prefix + "/";
+      const after = options?.after;
+      const limit = options?.limit ?? Infinity;
+      const keys = [...objects.keys()]
+        .filter((key) => key.startsWith(start) && (after === undefined || key > after))
+        .sort();
+      return { keys: keys.slice(0, limit), truncated: keys.length > limit };
+    },
+  };
+}
+
+async function collect(body: StorageBody, signal?: AbortSignal): Promise<{ chunks: Uint8Array[]; size: number }> {
+  if (body instanceof Uint8Array) return { chunks: [body.slice()], size: body.byteLength };
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      if (signal?.aborted) throw new StorageError("aborted", "write aborted");
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value.slice());
+      size += value.byteLength;
+    }
+  } catch (error) {
+    await reader.cancel().catch(() => {});
+    if (error instanceof StorageError) throw error;
+    throw new StorageError("io", "failed to read the body", { cause: error });
+  } finally {
+    reader.releaseLock();
+  }
+  return { chunks, size };
+}
+
+function sliceChunks(chunks: Uint8Array[], offset: number, length: number): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  let skip = offset;
+  let left = length;
+  for (const chunk of chunks) {
+    if (left <= 0) break;
+    if (skip >= chunk.byteLength) {
+      skip -= chunk.byteLength;
+      continue;
+    }
+    const part = chunk.subarray(skip, Math.min(chunk.byteLength, skip + left));
+    skip = 0;
+    left -= part.byteLength;
+    if (part.byteLength > 0) out.push(part);
+  }
+  return out;
+}

@@ -1,0 +1,24 @@
+import { defineConfig } from "tsup";
+
+// One entry per subpath export in package.json. Node-only entries (node, storage/fs,
+// storage/s3 when it uses node:, cli) are built the same way; the core never imports them.
+export default defineConfig({
+  entry: {
+    index: "src/index.ts",
+    "registry/index": "src/registry/index.ts",
+    "auth/index": "src/auth/index.ts",
+    "users/index": "src/users/index.ts",
+    "storage/index": "src/storage/index.ts",
+    "storage/memory/index": "src/storage/memory/index.ts",
+    "storage/fs/index": "src/storage/fs/index.ts",
+    "testing/index": "src/testing/index.ts",
+    "node/index": "src/node/index.ts",
+  },
+  format: ["esm", "cjs"],
+  dts: true,
+  sourcemap: true,
+  clean: true,
+  target: "node20",
+  splitting: true,
+  treeshake: true,
+});
