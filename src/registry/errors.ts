@@ -1,0 +1,93 @@
+/**
+ * The OCI error body `{"errors":[{"code","message","detail"}]}` and the
+ * standard codes with their HTTP statuses (DESIGN rule 7). Every registry
+ * error response is built here.
+ *
+ * @module
+ */
+import { baseHeaders } from "./wire.js";
+
+/** Error codes of the OCI distribution-spec (plus Distribution's extras). */
+export type ErrorCode =
+  | "BLOB_UNKNOWN"
+  | "BLOB_UPLOAD_INVALID"
+  | "BLOB_UPLOAD_UNKNOWN"
+  | "DIGEST_INVALID"
+  | "MANIFEST_BLOB_UNKNOWN"
+  | "MANIFEST_INVALID"
+  | "MANIFEST_UNKNOWN"
+  | "NAME_INVALID"
+  | "NAME_UNKNOWN"
+  | "SIZE_INVALID"
+  | "UNAUTHORIZED"
+  | "DENIED"
+  | "UNSUPPORTED"
+  | "TOOMANYREQUESTS"
+  | "PAGINATION_NUMBER_INVALID"
+  | "RANGE_INVALID";
+
+/** The default HTTP status of each code. */
+export const ERROR_STATUS: Record<ErrorCode, number> = {
+  BLOB_UNKNOWN: 404,
+  BLOB_UPLOAD_INVALID: 400,
+  BLOB_UPLOAD_UNKNOWN: 404,
+  DIGEST_INVALID: 400,
+  MANIFEST_BLOB_UNKNOWN: 400,
+  MANIFEST_INVALID: 400,
+  MANIFEST_UNKNOWN: 404,
+  NAME_INVALID: 400,
+  NAME_UNKNOWN: 404,
+  SIZE_INVALID: 400,
+  UNAUTHORIZED: 401,
+  DENIED: 403,
+  UNSUPPORTED: 415,
+  TOOMANYREQUESTS: 429,
+  PAGINATION_NUMBER_INVALID: 400,
+  RANGE_INVALID: 416,
+};
+
+/** One entry of the `errors` array. */
+export interface RegistryErrorEntry {
+  code: ErrorCode;
+  message: string;
+  detail?: unknown;
+}
+
+/** Build an OCI error response. `status` defaults to the code's standard status. */
+export function errorResponse(
+  code: ErrorCode,
+  message: string,
+  options: { status?: number; detail?: unknown; headers?: HeadersInit } = {},
+): Response {
+  return errorsResponse([{ code, message, detail: options.detail ?? null }], options.status ?? ERROR_STATUS[code], options.headers);
+}
+
+/** Build a response carrying several error entries. */
+export function errorsResponse(errors: RegistryErrorEntry[], status: number, headersInit?: HeadersInit): Response {
+  const headers = baseHeaders(headersInit);
+  headers.set("Content-Type", "application/json; charset=utf-8");
+  const body = JSON.stringify({ errors: errors.map((e) => ({ code: e.code, message: e.message, detail: e.detail ?? null })) });
+  return new Response(body, { status, headers });
+}
+
+/**
+ * An error a handler can throw; the router turns it into {@link errorResponse}.
+ * Use it for expected, client-caused failures only.
+ */
+export class RegistryError extends Error {
+  override readonly name = "RegistryError";
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly status: number = ERROR_STATUS[code],
+    readonly detail?: unknown,
+    readonly headers?: HeadersInit,
+  ) {
+    super(message);
+  }
+
+  /** The response for this error. */
+  toResponse(): Response {
+    return errorResponse(this.code, this.message, { status: this.status, detail: this.detail, headers: this.headers });
+  }
+}

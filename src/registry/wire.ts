@@ -1,0 +1,59 @@
+/**
+ * Names on the wire, in one place (DESIGN rule 8): header families and the
+ * manifest media types registry-kit accepts and serves.
+ *
+ * The spec writes neutral names (`Container-*`, `application/vnd.container.…`);
+ * real clients speak the Docker and OCI ones. registry-kit emits both header
+ * families and accepts every type below.
+ *
+ * @module
+ */
+
+/** The API version every response carries, under both header names. */
+export const API_VERSION = "registry/2.0";
+
+/** Header pairs: the spec's neutral name and the name real clients read. */
+export const HEADERS = {
+  apiVersion: ["Container-Distribution-Api-Version", "Docker-Distribution-Api-Version"],
+  contentDigest: ["Container-Content-Digest", "Docker-Content-Digest"],
+  uploadUuid: ["Container-Upload-Uuid", "Docker-Upload-UUID"],
+} as const;
+
+/** Set both names of a header pair on `headers`. */
+export function setPair(headers: Headers, pair: readonly string[], value: string): void {
+  for (const name of pair) headers.set(name, value);
+}
+
+/** Headers every registry response carries. */
+export function baseHeaders(init?: HeadersInit): Headers {
+  const headers = new Headers(init);
+  setPair(headers, HEADERS.apiVersion, API_VERSION);
+  headers.set("X-Content-Type-Options", "nosniff");
+  return headers;
+}
+
+/** Manifest and index media types. */
+export const MEDIA_TYPES = {
+  /** The spec's neutral schema 2 manifest type. */
+  neutralManifest: "application/vnd.container.distribution.manifest.v2+json",
+  dockerManifest: "application/vnd.docker.distribution.manifest.v2+json",
+  dockerManifestList: "application/vnd.docker.distribution.manifest.list.v2+json",
+  ociManifest: "application/vnd.oci.image.manifest.v1+json",
+  ociIndex: "application/vnd.oci.image.index.v1+json",
+  /** Config and layer types named by the spec (neutral) and by Docker/OCI. */
+  neutralConfig: "application/vnd.container.image.v1+json",
+  neutralLayer: "application/vnd.container.image.rootfs.diff.tar.gzip",
+  ociEmpty: "application/vnd.oci.empty.v1+json",
+} as const;
+
+/** Media types whose documents list child manifests (indexes). */
+export const INDEX_MEDIA_TYPES: readonly string[] = [MEDIA_TYPES.dockerManifestList, MEDIA_TYPES.ociIndex];
+
+/** The manifest media types accepted on PUT by default. */
+export const DEFAULT_MANIFEST_MEDIA_TYPES: readonly string[] = [
+  MEDIA_TYPES.neutralManifest,
+  MEDIA_TYPES.dockerManifest,
+  MEDIA_TYPES.dockerManifestList,
+  MEDIA_TYPES.ociManifest,
+  MEDIA_TYPES.ociIndex,
+];
