@@ -7,11 +7,13 @@
  * skopeo's cross-repository mount.
  */
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDistribution, type Distribution } from "./helpers/distribution.js";
 import { buildTestImage, readDirLayout, readOciLayout, sha256, tar } from "./helpers/image.js";
 import { describeRun, requireTool, run, tempDir } from "./helpers/process.js";
+import { containersSandbox } from "./helpers/containers.js";
 import { skopeoSandbox, type SkopeoSandbox } from "./helpers/skopeo.js";
 
 describe("harness helpers", () => {
@@ -125,5 +127,38 @@ describe("harness against CNCF Distribution 2.8 (docker-registry), no auth", () 
     expect(served.config.mediaType).toBe("application/vnd.docker.container.image.v1+json");
     expect(served.layers.map((l) => l.digest)).toEqual(img.layers.map((l) => l.digest));
     expect(served.layers[0]!.mediaType).toBe("application/vnd.docker.image.rootfs.diff.tar.gzip");
+  });
+
+  it("buildah builds and pushes, podman (another isolated store) pulls the same digest and pushes again (vfs, as root, no container runtime)", async () => {
+    const builder = containersSandbox("buildah");
+    const puller = containersSandbox("podman");
+    try {
+      const local = "localhost/registry-kit/interop:v1";
+      const imageId = await builder.buildScratchImage(local, { "/hello.txt": `hello ${ns}\n` });
+      const ref = `${dist.host}/${ns}/podman:v1`;
+      const digestFile = join(builder.dir, "digest");
+      const push = await builder.buildah(["push", "--tls-verify=false", "--digestfile", digestFile, local, `docker://${ref}`]);
+      expect(push.code, describeRun(push)).toBe(0);
+      const pushedDigest = readFileSync(digestFile, "utf8").trim();
+      expect(pushedDigest).toMatch(/^sha256:[0-9a-f]{64}$/);
+
+      const pull = await puller.podman(["pull", "--tls-verify=false", ref]);
+      expect(pull.code, describeRun(pull)).toBe(0);
+      expect(pull.stdout.trim()).toBe(imageId);
+      const inspect = await puller.podman(["image", "inspect", ref]);
+      expect(inspect.code, describeRun(inspect)).toBe(0);
+      const [info] = JSON.parse(inspect.stdout) as Array<{ Id: string; Digest: string; RepoDigests: string[] }>;
+      expect(info!.Id).toBe(imageId);
+      expect(info!.Digest).toBe(pushedDigest);
+      expect(info!.RepoDigests).toContain(`${dist.host}/${ns}/podman@${pushedDigest}`);
+
+      const again = await puller.podman(["push", "--tls-verify=false", ref, `docker://${dist.host}/${ns}/podman-again:v1`]);
+      expect(again.code, describeRun(again)).toBe(0);
+      const manifest = JSON.parse((await skopeo.inspectRaw(`docker://${dist.host}/${ns}/podman-again:v1`)).toString()) as { config: { digest: string } };
+      expect(manifest.config.digest).toBe(`sha256:${imageId}`);
+    } finally {
+      builder.remove();
+      puller.remove();
+    }
   });
 });
