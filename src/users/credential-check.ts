@@ -1,0 +1,39 @@
+/**
+ * The credential check of the token service, backed by the user store: the
+ * same users sign in with `skopeo`/`podman` and manage themselves under
+ * `/api/users`.
+ *
+ * @module
+ */
+import type { CredentialCheck, Principal } from "../auth/access.js";
+import { spendDummy, verifyPassword, type ScryptParams } from "./password.js";
+import type { UserStore } from "./store.js";
+
+/** Options for {@link storeCredentialCheck}. */
+export interface StoreCredentialCheckOptions {
+  /**
+   * The scrypt parameters of the dummy check spent on unknown users; use the
+   * same value as the user service's `scrypt` option. Default `DEFAULT_SCRYPT`.
+   */
+  scrypt?: Partial<ScryptParams>;
+}
+
+/**
+ * A {@link CredentialCheck} against a user store. Administrators
+ * (`sysadmin`) become `Principal.admin`. Nothing is cached: every call reads
+ * the store, so a revoked role, a changed password or a deleted user takes
+ * effect on the next token request. An unknown user costs one scrypt, like a
+ * known one. Store failures are thrown (they are not wrong credentials).
+ */
+export function storeCredentialCheck(store: UserStore, options: StoreCredentialCheckOptions = {}): CredentialCheck {
+  const dummy = options.scrypt ?? {};
+  return async (username: string, password: string): Promise<Principal | undefined> => {
+    const user = username.length > 0 && username.length <= 255 ? await store.getByUsername(username) : undefined;
+    if (!user) {
+      await spendDummy(password, dummy);
+      return undefined;
+    }
+    if (!(await verifyPassword(password, user.passwordHash, dummy))) return undefined;
+    return { name: user.username, admin: user.sysadmin, id: user.id };
+  };
+}
