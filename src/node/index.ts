@@ -1,0 +1,20 @@
+/**
+ * `registry-kit/node`: run any registry-kit fetch handler on Node's `http`
+ * module, or mount it in Express or Connect. Node-only; the services
+ * themselves run anywhere the Fetch API does.
+ *
+ * ```ts
+ * import { serve } from "registry-kit/node";
+ * const { url, close } = await serve(registry, { port: 5000 });
+ * ```
+ *
+ * @module
+ */
+export { toNodeListener, createNodeListeners } from "./listener.js";
+export type { FetchHandler, NodeListener, NodeListeners, NodeListenerOptions } from "./listener.js";
+export { serve } from "./serve.js";
+export type { RunningServer, ServeOptions } from "./serve.js";
+export { toRequest, requestUrl, BadRequestError } from "./request.js";
+export type { RequestOptions } from "./request.js";
+export { writeResponse } from "./response.js";
+export { parseHost } from "./host.js";

@@ -1,0 +1,82 @@
+/** What only registry-kit's own node:http server does beyond the shared matrix. */
+import { afterEach, describe, expect, it } from "vitest";
+import { parseHost, serve, toNodeListener, type RunningServer } from "../../src/node/index.js";
+import { createTestHandler } from "./test-handler.js";
+import { collect, rawConnect } from "./raw.js";
+import { sendHttp } from "./targets.js";
+
+describe("parseHost", () => {
+  it.each([
+    ["registry.example", "registry.example"],
+    ["Registry.Example:5000", "registry.example:5000"],
+    ["127.0.0.1:80", "127.0.0.1:80"],
+    ["[::1]:5000", "[::1]:5000"],
+    ["[::1]", "[::1]"],
+    ["my_host", "my_host"],
+  ])("accepts %j", (value, expected) => {
+    expect(parseHost(value)).toBe(expected);
+  });
+  it.each(["", " ", "a b", "a@b", "a/b", "a?b", "a#b", "[zz]", "a:", "a:99999", "a:-1", ":80", "-a", "a\\b", "[::1", undefined])(
+    "refuses %j",
+    (value) => {
+      expect(parseHost(value)).toBeUndefined();
+    },
+  );
+});
+
+describe("serve", () => {
+  let running: RunningServer | undefined;
+  afterEach(async () => {
+    await running?.close(500);
+    running = undefined;
+  });
+
+  it("listens on 127.0.0.1 and a free port by default, with upload-friendly timeouts", async () => {
+    running = await serve(createTestHandler().handler);
+    expect(running.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(running.server.requestTimeout).toBe(0);
+    expect(running.server.headersTimeout).toBe(60_000);
+  });
+
+  it("sends 100 Continue only when the handler reads the body, and closes after a refusal", async () => {
+    const t = createTestHandler();
+    running = await serve(t.handler);
+    const socket = await rawConnect(running.url);
+    const reader = collect(socket);
+    socket.write(`PUT /v2/_test/no-read HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5000000\r\nExpect: 100-continue\r\n\r\n`);
+    const text = await reader.until("end");
+    expect(text).toMatch(/^HTTP\/1\.1 401 /);
+    expect(text).not.toContain("100 Continue");
+    expect(text.toLowerCase()).toContain("connection: close");
+    expect(t.seen.noReadCalls).toBe(1);
+  });
+
+  it("close() lets an in-flight request finish", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    running = await serve(async () => {
+      await gate;
+      return new Response("finished");
+    });
+    const reply = sendHttp(running.url, { path: "/" });
+    await new Promise((r) => setTimeout(r, 50));
+    const closed = running.close(5000);
+    setTimeout(release, 50);
+    expect((await reply).text).toBe("finished");
+    await closed;
+    running = undefined;
+  });
+
+  it("toNodeListener reports handler failures to the log hook", async () => {
+    const events: unknown[] = [];
+    const listener = toNodeListener(() => Promise.reject(new Error("nope")), { log: (e) => events.push(e) });
+    const { createServer } = await import("node:http");
+    const server = createServer(listener);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const { port } = server.address() as { port: number };
+    const reply = await sendHttp(`http://127.0.0.1:${port}`, { path: "/x" });
+    server.close();
+    expect(reply.status).toBe(500);
+    expect(events).toEqual([expect.objectContaining({ level: "error", msg: "handler threw" })]);
+  });
+});
