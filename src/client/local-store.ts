@@ -1,0 +1,80 @@
+/**
+ * The local side of pull and push: where images are kept on the client. Modelled
+ * on the OCI image layout: blobs by digest (layers, configs and manifests alike)
+ * and names that point at manifests.
+ *
+ * @module
+ */
+
+/** An OCI content descriptor. */
+export interface Descriptor {
+  mediaType: string;
+  digest: string;
+  size: number;
+  annotations?: Record<string, string>;
+  platform?: { os: string; architecture: string; variant?: string };
+  artifactType?: string;
+}
+
+/**
+ * Local image storage used by {@link RegistryClient.pull} and
+ * {@link RegistryClient.push}. An OCI layout directory on Node is
+ * `ociLayoutStore` from `registry-kit/node`.
+ */
+export interface LocalImageStore {
+  /** Whether the blob is present in full. */
+  hasBlob(digest: string): Promise<boolean>;
+  /** Size of a present blob. */
+  blobSize(digest: string): Promise<number | undefined>;
+  /**
+   * Store a blob. The client passes a stream that errors if the bytes do not
+   * match `digest`; the store must then keep nothing (write to a temporary and
+   * rename, or equivalent).
+   */
+  putBlob(digest: string, data: ReadableStream<Uint8Array>): Promise<void>;
+  /** Read a blob from `offset` (default 0), or `undefined` when absent. */
+  getBlob(digest: string, offset?: number): Promise<ReadableStream<Uint8Array> | undefined>;
+  /** Name a manifest (e.g. a tag). */
+  setName(name: string, manifest: Descriptor): Promise<void>;
+  /** The manifest a name points at. */
+  resolveName(name: string): Promise<Descriptor | undefined>;
+}
+
+/** A {@link LocalImageStore} in memory, for tests and short scripts. */
+export function memoryImageStore(): LocalImageStore & { blobs: Map<string, Uint8Array> } {
+  const blobs = new Map<string, Uint8Array>();
+  const names = new Map<string, Descriptor>();
+  return {
+    blobs,
+    async hasBlob(digest) {
+      return blobs.has(digest);
+    },
+    async blobSize(digest) {
+      return blobs.get(digest)?.byteLength;
+    },
+    async putBlob(digest, data) {
+      const bytes = new Uint8Array(await new Response(data).arrayBuffer());
+      blobs.set(digest, bytes);
+    },
+    async getBlob(digest, offset = 0) {
+      const bytes = blobs.get(digest);
+      return bytes && streamOf(bytes.subarray(offset));
+    },
+    async setName(name, manifest) {
+      names.set(name, manifest);
+    },
+    async resolveName(name) {
+      return names.get(name);
+    },
+  };
+}
+
+/** A one-chunk stream of bytes. */
+export function streamOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
+  return new ReadableStream({
+    start(controller) {
+      if (bytes.byteLength > 0) controller.enqueue(bytes);
+      controller.close();
+    },
+  });
+}

@@ -1,0 +1,138 @@
+/**
+ * The authenticated request loop of the spec's client flow: send the request;
+ * on `401`, read the challenge, get a token from the realm with `service` and
+ * every `scope`, and repeat the request with `Authorization: Bearer`.
+ * Request bodies are given as factories so a request can be repeated.
+ *
+ * @module
+ */
+import { parseChallenges } from "./challenge.js";
+import { registryKey, type CredentialStore } from "./credentials.js";
+import { TokenCache, type TokenEndpoint } from "./tokens.js";
+
+/** How to authenticate to one registry, learned from its last challenge. */
+type AuthScheme = { kind: "bearer"; endpoint: TokenEndpoint } | { kind: "basic" };
+
+/** A request the transport can send again: the body comes from a factory. */
+export interface RepeatableRequest {
+  method: string;
+  url: URL;
+  headers?: HeadersInit;
+  /** Called once per attempt; a stream must be fresh each time. */
+  body?: () => BodyInit | null | Promise<BodyInit | null>;
+  /** The scopes this request needs, e.g. `repository:library/alpine:pull`. */
+  scopes: readonly string[];
+  signal?: AbortSignal;
+}
+
+/** Options of {@link Transport}. */
+export interface TransportOptions {
+  /** The fetch to use; read on every call so test interceptors work. Default `globalThis.fetch`. */
+  fetch?: typeof fetch;
+  credentials: CredentialStore;
+  userAgent?: string;
+  renewBeforeSeconds?: number;
+  now?: () => number;
+}
+
+/** Sends registry requests with challenge handling and cached tokens. */
+export class Transport {
+  readonly tokens: TokenCache;
+  readonly #schemes = new Map<string, AuthScheme>();
+  readonly #options: TransportOptions;
+
+  constructor(options: TransportOptions) {
+    this.#options = options;
+    this.tokens = new TokenCache({
+      fetch: () => this.fetchImpl,
+      renewBeforeSeconds: options.renewBeforeSeconds,
+      userAgent: options.userAgent,
+      now: options.now,
+    });
+  }
+
+  /** The fetch in use. */
+  get fetchImpl(): typeof fetch {
+    return this.#options.fetch ?? globalThis.fetch;
+  }
+
+  /** Forget what was learned about a registry's auth and its tokens. */
+  reset(): void {
+    this.#schemes.clear();
+    this.tokens.clear();
+  }
+
+  /**
+   * Send a request, answering at most one authentication challenge. Once a
+   * registry's scheme is known, later requests carry credentials up front, so
+   * streaming uploads are not sent twice.
+   */
+  async send(request: RepeatableRequest): Promise<Response> {
+    const registry = registryKey(request.url);
+    for (let attempt = 0; ; attempt++) {
+      const headers = new Headers(request.headers);
+      if (this.#options.userAgent) headers.set("user-agent", this.#options.userAgent);
+      const scheme = this.#schemes.get(registry);
+      if (scheme) await this.#authorize(headers, scheme, registry, request);
+      const body = request.body ? await request.body() : null;
+      const response = await this.fetchImpl(request.url, {
+        method: request.method,
+        headers,
+        body,
+        signal: request.signal,
+        // Node's fetch needs this for streaming request bodies.
+        ...(body instanceof ReadableStream ? { duplex: "half" } : {}),
+      } as RequestInit);
+      if (response.status !== 401 || attempt > 0) return response;
+
+      const challenge = parseChallenges(response.headers.get("www-authenticate"))[0];
+      if (!challenge) return response;
+      if (challenge.scheme === "bearer" && challenge.params.realm) {
+        const next: AuthScheme = { kind: "bearer", endpoint: { realm: challenge.params.realm, service: challenge.params.service } };
+        if (scheme?.kind === "bearer") this.tokens.invalidate(scheme.endpoint, this.#scopesFor(request, undefined), await this.#account(registry));
+        this.#schemes.set(registry, next);
+        request = { ...request, scopes: this.#scopesFor(request, challenge.params.scope) };
+      } else if (challenge.scheme === "basic") {
+        if (!(await this.#options.credentials.get(registry))) return response;
+        this.#schemes.set(registry, { kind: "basic" });
+      } else {
+        return response;
+      }
+      await response.body?.cancel().catch(() => {});
+    }
+  }
+
+  /** Our own scopes plus the ones the challenge named (space-separated). */
+  #scopesFor(request: RepeatableRequest, challengeScope: string | undefined): string[] {
+    const fromChallenge = challengeScope ? challengeScope.split(" ").filter(Boolean) : [];
+    return [...new Set([...request.scopes, ...fromChallenge])];
+  }
+
+  async #account(registry: string): Promise<string | undefined> {
+    const auth = await this.#options.credentials.get(registry);
+    return auth ? decodeAccount(auth) : undefined;
+  }
+
+  async #authorize(headers: Headers, scheme: AuthScheme, registry: string, request: RepeatableRequest): Promise<void> {
+    const auth = await this.#options.credentials.get(registry);
+    if (scheme.kind === "basic") {
+      if (auth) headers.set("authorization", `Basic ${auth}`);
+      return;
+    }
+    const basic = auth ? { auth, account: decodeAccount(auth) } : undefined;
+    const token = await this.tokens.get(scheme.endpoint, request.scopes, basic, request.signal);
+    headers.set("authorization", `Bearer ${token}`);
+  }
+}
+
+/** The user name in a stored `base64(user:password)`. */
+function decodeAccount(auth: string): string {
+  try {
+    const binary = atob(auth);
+    const bytes = Uint8Array.from(binary, (c) => c.charCodeAt(0));
+    const text = new TextDecoder().decode(bytes);
+    return text.slice(0, Math.max(0, text.indexOf(":")));
+  } catch {
+    return "";
+  }
+}
