@@ -17,3 +17,13 @@ export { DEFAULT_SCRYPT, MAX_PASSWORD_LENGTH, hashPassword, needsRehash, verifyP
 export type { ScryptParams } from "./password.js";
 export { storeCredentialCheck } from "./credential-check.js";
 export type { StoreCredentialCheckOptions } from "./credential-check.js";
+export { createUserService } from "./service.js";
+export type { UserService, UserServiceOptions } from "./service.js";
+export { anyAuthenticator, basicAuthenticator, bearerAuthenticator } from "./authenticate.js";
+export type { Authenticator, BearerVerifier } from "./authenticate.js";
+export { bootstrapAdmin } from "./bootstrap.js";
+export type { BootstrapAdmin } from "./bootstrap.js";
+export { USER_ERROR_STATUS, userErrorResponse } from "./errors.js";
+export type { UserErrorCode, UserErrorEntry } from "./errors.js";
+export { DEFAULT_PASSWORD_POLICY, USERNAME_LENGTH, USERNAME_PATTERN } from "./validation.js";
+export type { PasswordPolicy } from "./validation.js";

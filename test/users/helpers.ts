@@ -1,0 +1,101 @@
+import type { LogEvent } from "../../src/http/log.js";
+import { createUserService, hashPassword, memoryUserStore, type UserServiceOptions, type UserStore } from "../../src/users/index.js";
+
+/** Cheap scrypt for tests; the default cost is measured in password.test.ts. */
+export const FAST = { N: 16, r: 8, p: 1 };
+
+export const PASSWORDS = { root: "Root1234", alice: "Alice1234", bob: "Bob123456" } as const;
+export type Name = keyof typeof PASSWORDS;
+
+/** Everything any test ever sent or saw that must never appear in a response or a log line. */
+export const secrets = new Set<string>();
+/** Every response body and header block any fixture produced, and every log line. */
+export const transcript: string[] = [];
+
+/** A store wrapper that remembers every password hash (and salt) it hands out. */
+function spy(store: UserStore): UserStore {
+  const note = <T>(value: T): T => {
+    const records = Array.isArray((value as { users?: unknown })?.users) ? (value as unknown as { users: unknown[] }).users : [value];
+    for (const r of records) {
+      const hash = (r as { passwordHash?: string } | undefined)?.passwordHash;
+      if (hash) {
+        secrets.add(hash);
+        const parts = hash.split("$");
+        if (parts[4]) secrets.add(parts[4]);
+        if (parts[5]) secrets.add(parts[5]);
+      }
+    }
+    return value;
+  };
+  return {
+    getById: async (id) => note(await store.getById(id)),
+    getByUsername: async (n) => note(await store.getByUsername(n)),
+    getByEmail: async (e) => note(await store.getByEmail(e)),
+    list: async (q) => note(await store.list(q)),
+    create: async (u) => note(await store.create(u)),
+    update: async (id, p) => note(await store.update(id, p)),
+    delete: (id) => store.delete(id),
+    countAdmins: () => store.countAdmins(),
+  };
+}
+
+export interface CallOptions {
+  as?: Name | [string, string];
+  body?: unknown;
+  rawBody?: string;
+  headers?: Record<string, string>;
+}
+
+export interface Answer {
+  status: number;
+  headers: Headers;
+  text: string;
+  json: any;
+}
+
+export async function fixture(options: Partial<UserServiceOptions> = {}) {
+  const raw = options.store ?? memoryUserStore();
+  const store = spy(raw);
+  const make = async (username: Name, sysadmin: boolean) => {
+    secrets.add(PASSWORDS[username]);
+    return store.create({ username, email: `${username}@example.test`, realname: "", comment: "", sysadmin, passwordHash: await hashPassword(PASSWORDS[username], FAST) });
+  };
+  const root = await make("root", true);
+  const alice = await make("alice", false);
+  const bob = await make("bob", false);
+  const logs: LogEvent[] = [];
+  const handler = createUserService({
+    scrypt: FAST,
+    log: (event) => {
+      logs.push(event);
+      transcript.push(JSON.stringify(event));
+    },
+    ...options,
+    store,
+  });
+
+  async function call(method: string, path: string, opts: CallOptions = {}): Promise<Answer> {
+    const headers = new Headers(opts.headers);
+    if (opts.as) {
+      const [user, password] = typeof opts.as === "string" ? [opts.as, PASSWORDS[opts.as]] : opts.as;
+      headers.set("authorization", `Basic ${btoa(`${user}:${password}`)}`);
+    }
+    let body: string | undefined = opts.rawBody;
+    if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      if (!headers.has("content-type")) headers.set("content-type", "application/json");
+    }
+    const response = await handler(new Request(`http://registry.test${path}`, { method, headers, ...(body !== undefined && { body }) }));
+    const text = await response.text();
+    transcript.push(text, JSON.stringify([...response.headers]));
+    let json: unknown;
+    try {
+      json = text === "" ? undefined : JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    return { status: response.status, headers: response.headers, text, json };
+  }
+
+  return { store, raw, handler, call, logs, root, alice, bob };
+}
