@@ -1,0 +1,120 @@
+/**
+ * Every configuration key the CLI knows, and what it does with it.
+ * `ok`: supported. `any`: supported, free-form below (e.g. header names).
+ * `ignored`: a Distribution key registry-kit does not implement; start-up
+ * warns and goes on. `refused`: a Distribution key whose silent omission
+ * would weaken security or change behaviour (TLS, htpasswd, other storage
+ * drivers); start-up stops. Keys not listed at all are warned as unknown.
+ *
+ * @module
+ */
+
+/** What the CLI does with a key, or the keys below it. */
+export type KeySpec = "ok" | "any" | "ignored" | "refused" | { readonly [key: string]: KeySpec };
+
+/** The schema of a Distribution `config.yml` plus the `registrykit` section. */
+export const SCHEMA: KeySpec = {
+  version: "ok",
+  loglevel: "ignored",
+  log: {
+    level: "ok",
+    accesslog: { disabled: "ok" },
+    formatter: "ignored",
+    fields: "ignored",
+    hooks: "ignored",
+    reportcaller: "ignored",
+  },
+  http: {
+    addr: "ok",
+    net: "ok",
+    host: "ok",
+    secret: "ok",
+    headers: "any",
+    draintimeout: "ok",
+    prefix: "ignored",
+    relativeurls: "ignored",
+    debug: "ignored",
+    http2: "ignored",
+    h2c: "ignored",
+    tls: "refused",
+  },
+  storage: {
+    filesystem: { rootdirectory: "ok", maxthreads: "ignored" },
+    inmemory: "any",
+    delete: { enabled: "ok" },
+    cache: "ignored",
+    maintenance: "ignored",
+    redirect: "ignored",
+    tag: "ignored",
+    s3: "refused",
+    azure: "refused",
+    gcs: "refused",
+    swift: "refused",
+    oss: "refused",
+  },
+  auth: {
+    token: {
+      realm: "ok",
+      service: "ok",
+      issuer: "ok",
+      rootcertbundle: "ok",
+      autoredirect: "ignored",
+      autoredirectpath: "ignored",
+      jwks: "ignored",
+      signingalgorithms: "ignored",
+    },
+    htpasswd: "refused",
+    silly: "refused",
+  },
+  catalog: { maxentries: "ok" },
+  middleware: "ignored",
+  reporting: "ignored",
+  notifications: "ignored",
+  redis: "ignored",
+  health: "ignored",
+  proxy: "ignored",
+  validation: "ignored",
+  compatibility: "ignored",
+  registrykit: {
+    keydirectory: "ok",
+    trustproxy: "ok",
+    tokenservice: {
+      enabled: "ok",
+      path: "ok",
+      expiration: "ok",
+      anonymouspull: "ok",
+      key: "ok",
+      certificate: "ok",
+    },
+    users: {
+      enabled: "ok",
+      path: "ok",
+      selfregistration: "ok",
+      admin: { username: "ok", password: "ok" },
+    },
+  },
+};
+
+/** A finding of {@link checkKeys}: `refused` keys stop start-up, the rest are warnings. */
+export interface KeyFinding {
+  key: string;
+  kind: "unknown" | "ignored" | "refused" | "not-a-map";
+}
+
+/** Walk `value` against `spec` and list the keys that are not simply supported. */
+export function checkKeys(value: unknown, spec: KeySpec = SCHEMA, prefix = ""): KeyFinding[] {
+  if (typeof spec === "string") {
+    if (spec === "ignored" || spec === "refused") return [{ key: prefix, kind: spec }];
+    return [];
+  }
+  if (value === null || value === undefined) return [];
+  if (typeof value !== "object" || Array.isArray(value)) return prefix ? [{ key: prefix, kind: "not-a-map" }] : [];
+  const findings: KeyFinding[] = [];
+  for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
+    const path = prefix ? `${prefix}.${key}` : key;
+    const childSpec = spec[key];
+    if (childSpec === undefined) findings.push({ key: path, kind: "unknown" });
+    else findings.push(...checkKeys(child, childSpec, path));
+  }
+  return findings;
+}

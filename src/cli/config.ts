@@ -1,0 +1,312 @@
+/**
+ * The all-in-one server's configuration: a CNCF Distribution `config.yml`
+ * (YAML or JSON) plus registry-kit's own `registrykit` section, with
+ * Distribution's `REGISTRY_*` environment overrides. Pure: it reads no files
+ * and touches no process state, so every rule is unit-tested.
+ * The reference for users is docs/configuration.md.
+ *
+ * @module
+ */
+import path from "node:path";
+import { parse as parseYaml } from "yaml";
+import { applyEnvOverrides, isMap, STORAGE_OPTIONS, type EnvSources } from "./config-env.js";
+import { checkKeys } from "./config-schema.js";
+import {
+  bool, ConfigError, duration, headerMap, httpUrl, logLevel, parseAddr, pathPrefix, positiveInt, str,
+  type CliLogLevel,
+} from "./config-values.js";
+
+export { ConfigError } from "./config-values.js";
+export type { CliLogLevel } from "./config-values.js";
+
+/** The registry's token authentication (`auth.token`). */
+export interface TokenAuthConfig {
+  /** Token endpoint URL; `undefined` = derived from the listen address once bound. */
+  realm?: string;
+  service: string;
+  issuer: string;
+  /** Absolute path of the PEM bundle; `undefined` = our own token service's certificate. */
+  rootCertBundle?: string;
+}
+
+/** registry-kit's own token service (`registrykit.tokenservice`). */
+export interface TokenServiceConfig {
+  path: string;
+  /** Token lifetime in seconds. */
+  expiration: number;
+  /** Whether anonymous callers get `pull` on every repository. */
+  anonymousPull: boolean;
+  /** PEM private key file; `undefined` = generated under the key directory. */
+  key?: string;
+  /** PEM certificate file matching `key`; required with `key`. */
+  certificate?: string;
+}
+
+/** The management API (`registrykit.users`). */
+export interface UsersConfig {
+  path: string;
+  selfRegistration: boolean;
+  adminUsername: string;
+  /** Bootstrap password of the first administrator; generated when absent. */
+  adminPassword?: string;
+}
+
+/** The validated, defaulted configuration {@link createAllInOne} runs from. */
+export interface AllInOneConfig {
+  /** Whether this came from a file (`serve CONFIG`) or the built-in defaults. */
+  source: "file" | "defaults";
+  http: {
+    host: string;
+    port: number;
+    /** `http.host`: the externally reachable base URL, used for the default realm. */
+    publicUrl?: string;
+    /** Upload `_state` HMAC secret; `undefined` = generated once and kept in the key directory. */
+    secret?: string;
+    headers: [string, string][];
+    /** Milliseconds in-flight requests get at shutdown. */
+    drainTimeout: number;
+    /** Trust `X-Forwarded-Proto`/`-Host`. */
+    trustProxy: boolean;
+  };
+  storage: { driver: "filesystem"; rootDirectory: string } | { driver: "inmemory" };
+  deleteEnabled: boolean;
+  catalogMaxEntries: number;
+  log: { level: CliLogLevel; accessLog: boolean };
+  /** Token auth for the registry; `undefined` = no authentication at all. */
+  auth?: TokenAuthConfig;
+  /** Our own token service; `undefined` = not served (an external one, or none). */
+  tokenService?: TokenServiceConfig;
+  /** The management API; `undefined` = not served. */
+  users?: UsersConfig;
+  /** Signing key, certificate and upload secret live here. */
+  keyDirectory: string;
+}
+
+/** What {@link resolveConfig} needs. */
+export interface ResolveInput {
+  /** The parsed config file, or `undefined` for the built-in defaults. */
+  document?: unknown;
+  env?: Record<string, string | undefined>;
+  /** Base for relative paths. */
+  cwd: string;
+}
+
+/** The configuration and the warnings to log (unknown and ignored keys). */
+export interface Resolved {
+  config: AllInOneConfig;
+  warnings: string[];
+}
+
+/** Default token and service names. */
+export const DEFAULT_SERVICE = "registry-kit";
+export const DEFAULT_TOKEN_PATH = "/service/token";
+export const DEFAULT_USERS_PATH = "/api/users";
+
+/** Parse a config file's text (YAML 1.2, which includes JSON). Throws {@link ConfigError} on bad syntax. */
+export function parseConfigText(text: string, source = "config"): unknown {
+  try {
+    const doc: unknown = parseYaml(text);
+    if (doc === null || doc === undefined) return {};
+    if (!isMap(doc)) throw new ConfigError(source, "the top level must be a map of sections");
+    return doc;
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    throw new ConfigError(source, `not valid YAML or JSON: ${(error as Error).message.split("\n")[0]}`);
+  }
+}
+
+/**
+ * The document used when `serve` gets no CONFIG: everything on one origin,
+ * `HOST`:`PORT` (default 127.0.0.1:5000), data under `REGISTRY_KIT_DATA` (./data).
+ */
+export function defaultDocument(env: Record<string, string | undefined>): Record<string, unknown> {
+  const host = env.HOST || "127.0.0.1";
+  const port = env.PORT || "5000";
+  const data = env.REGISTRY_KIT_DATA || "./data";
+  return {
+    version: "0.1",
+    http: { addr: `${host.includes(":") ? `[${host}]` : host}:${port}`, headers: { "X-Content-Type-Options": ["nosniff"] } },
+    storage: { filesystem: { rootdirectory: `${data}/registry` } },
+    registrykit: { keydirectory: `${data}/keys`, tokenservice: {}, users: {} },
+  };
+}
+
+/**
+ * Validate and default a configuration document (or the built-in defaults),
+ * after applying `REGISTRY_*` environment overrides. Throws {@link ConfigError}
+ * naming the first invalid key.
+ */
+export function resolveConfig(input: ResolveInput): Resolved {
+  const env = input.env ?? {};
+  const base = input.document === undefined ? defaultDocument(env) : input.document;
+  if (!isMap(base)) throw new ConfigError("config", "the top level must be a map of sections");
+  const { document: doc, sources } = applyEnvOverrides(base, env, parseYaml);
+  const named = (key: string): string => (sources.has(key) ? `${key} (from ${sources.get(key)})` : key);
+  const warnings: string[] = [];
+  for (const finding of checkKeys(doc)) {
+    const key = named(finding.key);
+    if (finding.kind === "refused") throw new ConfigError(key, "is not supported by registry-kit (refusing to start without it)");
+    if (finding.kind === "not-a-map") throw new ConfigError(key, "expected a map");
+    warnings.push(finding.kind === "unknown" ? `${key}: unknown key, ignored` : `${key}: not supported by registry-kit, ignored`);
+  }
+  const get = (key: string): unknown => key.split(".").reduce<unknown>((node, k) => (isMap(node) ? node[k] : undefined), doc);
+  const opt = <T>(key: string, parse: (key: string, value: unknown) => T): T | undefined => {
+    const value = get(key);
+    return value === undefined || value === null ? undefined : parse(named(key), value);
+  };
+  const abs = (p: string): string => path.resolve(input.cwd, p);
+  const dataDir = env.REGISTRY_KIT_DATA || "./data";
+
+  if (get("version") !== undefined && String(get("version")) !== "0.1") {
+    throw new ConfigError(named("version"), `expected 0.1, got ${JSON.stringify(get("version"))}`);
+  }
+  const net = opt("http.net", str);
+  if (net !== undefined && net !== "tcp") throw new ConfigError(named("http.net"), `only "tcp" is supported, got ${JSON.stringify(net)}`);
+  const addr = opt("http.addr", parseAddr) ?? { host: "0.0.0.0", port: 5000 };
+
+  const storage = resolveStorage(doc, named, abs);
+  const auth = resolveAuth(doc, get, opt, named, abs);
+  const tokenServiceDoc = get("registrykit.tokenservice");
+  const tokenServiceOn = tokenServiceDoc !== undefined && (opt("registrykit.tokenservice.enabled", bool) ?? true);
+  const usersOn = get("registrykit.users") !== undefined && (opt("registrykit.users.enabled", bool) ?? true);
+
+  let tokenService: TokenServiceConfig | undefined;
+  if (tokenServiceOn) {
+    const key = opt("registrykit.tokenservice.key", str);
+    const certificate = opt("registrykit.tokenservice.certificate", str);
+    if ((key === undefined) !== (certificate === undefined)) {
+      throw new ConfigError(named(key === undefined ? "registrykit.tokenservice.key" : "registrykit.tokenservice.certificate"),
+        "registrykit.tokenservice.key and .certificate must be given together");
+    }
+    tokenService = {
+      path: opt("registrykit.tokenservice.path", pathPrefix) ?? DEFAULT_TOKEN_PATH,
+      expiration: Math.round((opt("registrykit.tokenservice.expiration", duration) ?? 300_000) / 1000),
+      anonymousPull: opt("registrykit.tokenservice.anonymouspull", bool) ?? false,
+      ...(key !== undefined && certificate !== undefined ? { key: abs(key), certificate: abs(certificate) } : {}),
+    };
+    if (tokenService.expiration < 1) throw new ConfigError(named("registrykit.tokenservice.expiration"), "must be at least 1s");
+  }
+
+  const fullAuth = completeAuth(auth, tokenService, named);
+  const publicUrl = opt("http.host", httpUrl);
+  const config: AllInOneConfig = {
+    source: input.document === undefined ? "defaults" : "file",
+    http: {
+      host: addr.host,
+      port: addr.port,
+      ...(publicUrl !== undefined ? { publicUrl: publicUrl.replace(/\/+$/, "") } : {}),
+      ...(get("http.secret") !== undefined ? { secret: opt("http.secret", str) } : {}),
+      headers: headerMap(named("http.headers"), get("http.headers")),
+      drainTimeout: opt("http.draintimeout", duration) ?? 10_000,
+      trustProxy: opt("registrykit.trustproxy", bool) ?? false,
+    },
+    storage,
+    deleteEnabled: opt("storage.delete.enabled", bool) ?? false,
+    catalogMaxEntries: opt("catalog.maxentries", positiveInt) ?? 1000,
+    log: {
+      level: opt("log.level", logLevel) ?? "info",
+      accessLog: !(opt("log.accesslog.disabled", bool) ?? false),
+    },
+    ...(fullAuth ? { auth: fullAuth } : {}),
+    ...(tokenService ? { tokenService } : {}),
+    ...(usersOn
+      ? {
+          users: {
+            path: opt("registrykit.users.path", pathPrefix) ?? DEFAULT_USERS_PATH,
+            selfRegistration: opt("registrykit.users.selfregistration", bool) ?? false,
+            adminUsername: opt("registrykit.users.admin.username", str) ?? (env.REGISTRY_KIT_ADMIN_USER || "admin"),
+            ...adminPassword(opt("registrykit.users.admin.password", str) ?? env.REGISTRY_KIT_ADMIN_PASSWORD),
+          },
+        }
+      : {}),
+    keyDirectory: abs(opt("registrykit.keydirectory", str) ?? `${dataDir}/keys`),
+  };
+  checkPaths(config, named);
+  if (!config.auth) warnings.push("auth: no authentication configured; anyone who can reach the server can push and pull");
+  if (config.storage.driver === "inmemory" && config.users) warnings.push("storage.inmemory: users are kept in memory and lost at exit");
+  return { config, warnings };
+}
+
+function adminPassword(password: string | undefined): { adminPassword?: string } {
+  return password ? { adminPassword: password } : {};
+}
+
+function resolveStorage(
+  doc: Record<string, unknown>,
+  named: (key: string) => string,
+  abs: (p: string) => string,
+): AllInOneConfig["storage"] {
+  const storage = doc.storage;
+  if (storage === undefined || storage === null) throw new ConfigError("storage", "a storage driver is required (filesystem or inmemory)");
+  if (!isMap(storage)) throw new ConfigError(named("storage"), "expected a map");
+  const drivers = Object.keys(storage).filter((k) => !STORAGE_OPTIONS.has(k));
+  if (drivers.length !== 1) {
+    throw new ConfigError(named("storage"), `exactly one storage driver is required, found ${drivers.length === 0 ? "none" : drivers.join(", ")}` +
+      " (REGISTRY_STORAGE=<driver> selects one)");
+  }
+  if (drivers[0] === "inmemory") return { driver: "inmemory" };
+  const fsParams = storage.filesystem;
+  const root = isMap(fsParams) ? fsParams.rootdirectory : undefined;
+  // Distribution's default root, made relative so that a plain config works without root rights.
+  return { driver: "filesystem", rootDirectory: abs(root === undefined || root === null ? "/var/lib/registry" : str(named("storage.filesystem.rootdirectory"), root)) };
+}
+
+function resolveAuth(
+  doc: Record<string, unknown>,
+  get: (key: string) => unknown,
+  opt: <T>(key: string, parse: (key: string, value: unknown) => T) => T | undefined,
+  named: (key: string) => string,
+  abs: (p: string) => string,
+): Partial<TokenAuthConfig> | undefined {
+  if (doc.auth === undefined || doc.auth === null) return undefined;
+  if (get("auth.token") === undefined) return undefined;
+  const bundle = opt("auth.token.rootcertbundle", str);
+  return {
+    ...(get("auth.token.realm") !== undefined ? { realm: opt("auth.token.realm", httpUrl) } : {}),
+    ...(get("auth.token.service") !== undefined ? { service: opt("auth.token.service", str) } : {}),
+    ...(get("auth.token.issuer") !== undefined ? { issuer: opt("auth.token.issuer", str) } : {}),
+    ...(bundle !== undefined ? { rootCertBundle: abs(bundle) } : {}),
+  };
+}
+
+/**
+ * With our own token service every `auth.token` key has a default. Without
+ * it (an external token service) all four are required, as in Distribution.
+ */
+function completeAuth(
+  auth: Partial<TokenAuthConfig> | undefined,
+  tokenService: TokenServiceConfig | undefined,
+  named: (key: string) => string,
+): TokenAuthConfig | undefined {
+  if (tokenService) {
+    return {
+      ...(auth?.realm !== undefined ? { realm: auth.realm } : {}),
+      service: auth?.service ?? DEFAULT_SERVICE,
+      issuer: auth?.issuer ?? DEFAULT_SERVICE,
+      ...(auth?.rootCertBundle !== undefined ? { rootCertBundle: auth.rootCertBundle } : {}),
+    };
+  }
+  if (!auth) return undefined;
+  for (const key of ["realm", "service", "issuer", "rootcertbundle"] as const) {
+    const value = key === "rootcertbundle" ? auth.rootCertBundle : auth[key];
+    if (value === undefined) {
+      throw new ConfigError(named(`auth.token.${key}`),
+        "is required for an external token service (or enable registry-kit's own with a registrykit.tokenservice section)");
+    }
+  }
+  return auth as TokenAuthConfig;
+}
+
+function checkPaths(config: AllInOneConfig, named: (key: string) => string): void {
+  const paths: [string, string | undefined][] = [
+    ["registrykit.tokenservice.path", config.tokenService?.path],
+    ["registrykit.users.path", config.users?.path],
+  ];
+  for (const [key, value] of paths) {
+    if (value === undefined) continue;
+    if (value === "/v2" || value.startsWith("/v2/")) throw new ConfigError(named(key), "cannot be under /v2, which the registry owns");
+  }
+  if (config.tokenService && config.users && config.tokenService.path === config.users.path) {
+    throw new ConfigError(named("registrykit.users.path"), "must differ from registrykit.tokenservice.path");
+  }
+}

@@ -1,0 +1,333 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, parseConfigText, resolveConfig, type AllInOneConfig } from "../../src/cli/config.js";
+import { applyEnvOverrides } from "../../src/cli/config-env.js";
+import { duration, parseAddr } from "../../src/cli/config-values.js";
+import { parse } from "yaml";
+
+const cwd = "/srv/app";
+
+function resolve(yaml: string | undefined, env: Record<string, string> = {}) {
+  return resolveConfig({ document: yaml === undefined ? undefined : parseConfigText(yaml), env, cwd });
+}
+
+function fails(yaml: string | undefined, env: Record<string, string> = {}): ConfigError {
+  try {
+    resolve(yaml, env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+const MINIMAL = `
+version: 0.1
+storage:
+  inmemory: {}
+`;
+
+const FULL = `
+version: 0.1
+log:
+  level: debug
+  accesslog:
+    disabled: true
+http:
+  addr: 0.0.0.0:5055
+  host: https://registry.example.com/
+  secret: s3cret
+  draintimeout: 1m30s
+  headers:
+    X-Content-Type-Options: [nosniff]
+    X-Multi: [a, b]
+storage:
+  filesystem:
+    rootdirectory: /var/lib/registry
+  delete:
+    enabled: true
+auth:
+  token:
+    realm: https://auth.example.com/token
+    service: registry.example.com
+    issuer: auth.example.com
+    rootcertbundle: /etc/registry/root.crt
+catalog:
+  maxentries: 250
+`;
+
+describe("built-in defaults (serve without CONFIG)", () => {
+  it("puts everything on 127.0.0.1:5000 with data under ./data", () => {
+    const { config, warnings } = resolve(undefined);
+    expect(warnings).toEqual([]);
+    expect(config).toEqual<AllInOneConfig>({
+      source: "defaults",
+      http: { host: "127.0.0.1", port: 5000, headers: [["X-Content-Type-Options", "nosniff"]], drainTimeout: 10_000, trustProxy: false },
+      storage: { driver: "filesystem", rootDirectory: "/srv/app/data/registry" },
+      deleteEnabled: false,
+      catalogMaxEntries: 1000,
+      log: { level: "info", accessLog: true },
+      auth: { service: "registry-kit", issuer: "registry-kit" },
+      tokenService: { path: "/service/token", expiration: 300, anonymousPull: false },
+      users: { path: "/api/users", selfRegistration: false, adminUsername: "admin" },
+      keyDirectory: "/srv/app/data/keys",
+    });
+  });
+
+  it("takes HOST, PORT, REGISTRY_KIT_DATA and the admin variables", () => {
+    const { config } = resolve(undefined, {
+      HOST: "0.0.0.0", PORT: "0", REGISTRY_KIT_DATA: "/tmp/rk", REGISTRY_KIT_ADMIN_USER: "root", REGISTRY_KIT_ADMIN_PASSWORD: "pw",
+    });
+    expect(config.http).toMatchObject({ host: "0.0.0.0", port: 0 });
+    expect(config.storage).toEqual({ driver: "filesystem", rootDirectory: "/tmp/rk/registry" });
+    expect(config.keyDirectory).toBe("/tmp/rk/keys");
+    expect(config.users).toMatchObject({ adminUsername: "root", adminPassword: "pw" });
+  });
+
+  it("brackets an IPv6 HOST", () => {
+    expect(resolve(undefined, { HOST: "::1", PORT: "5001" }).config.http).toMatchObject({ host: "::1", port: 5001 });
+  });
+
+  it("lets REGISTRY_* overrides win over HOST/PORT", () => {
+    expect(resolve(undefined, { PORT: "6000", REGISTRY_HTTP_ADDR: "127.0.0.1:7000" }).config.http.port).toBe(7000);
+  });
+});
+
+describe("a Distribution config.yml", () => {
+  it("reads every supported key", () => {
+    const { config, warnings } = resolve(FULL);
+    expect(warnings).toEqual([]);
+    expect(config).toEqual<AllInOneConfig>({
+      source: "file",
+      http: {
+        host: "0.0.0.0", port: 5055, publicUrl: "https://registry.example.com", secret: "s3cret",
+        headers: [["X-Content-Type-Options", "nosniff"], ["X-Multi", "a"], ["X-Multi", "b"]],
+        drainTimeout: 90_000, trustProxy: false,
+      },
+      storage: { driver: "filesystem", rootDirectory: "/var/lib/registry" },
+      deleteEnabled: true,
+      catalogMaxEntries: 250,
+      log: { level: "debug", accessLog: false },
+      auth: { realm: "https://auth.example.com/token", service: "registry.example.com", issuer: "auth.example.com", rootCertBundle: "/etc/registry/root.crt" },
+      keyDirectory: "/srv/app/data/keys",
+    });
+  });
+
+  it("treats auth.token as an external token service: no token service, no users API", () => {
+    const { config } = resolve(FULL);
+    expect(config.tokenService).toBeUndefined();
+    expect(config.users).toBeUndefined();
+  });
+
+  it("accepts JSON as well", () => {
+    const { config } = resolve(JSON.stringify({ version: "0.1", storage: { inmemory: null }, http: { addr: ":5000" } }));
+    expect(config.storage).toEqual({ driver: "inmemory" });
+    expect(config.http.host).toBe("0.0.0.0");
+  });
+
+  it("warns that a config without auth is open to everyone", () => {
+    const { config, warnings } = resolve(MINIMAL);
+    expect(config.auth).toBeUndefined();
+    expect(warnings).toEqual([expect.stringContaining("no authentication")]);
+  });
+
+  it("defaults the filesystem root like Distribution and resolves relative paths against cwd", () => {
+    expect(resolve("storage: {filesystem: {}}").config.storage).toEqual({ driver: "filesystem", rootDirectory: "/var/lib/registry" });
+    expect(resolve("storage: {filesystem: {rootdirectory: ./reg}}").config.storage).toEqual({ driver: "filesystem", rootDirectory: "/srv/app/reg" });
+  });
+
+  it("maps logrus level names", () => {
+    expect(resolve(`${MINIMAL}log: {level: warning}`).config.log.level).toBe("warn");
+    expect(resolve(`${MINIMAL}log: {level: trace}`).config.log.level).toBe("debug");
+    expect(resolve(`${MINIMAL}log: {level: fatal}`).config.log.level).toBe("error");
+  });
+});
+
+describe("the registrykit section", () => {
+  it("serves registry-kit's own token service with every default", () => {
+    const { config } = resolve(`${MINIMAL}registrykit: {tokenservice: {}}`);
+    expect(config.auth).toEqual({ service: "registry-kit", issuer: "registry-kit" });
+    expect(config.tokenService).toEqual({ path: "/service/token", expiration: 300, anonymousPull: false });
+    expect(config.users).toBeUndefined();
+  });
+
+  it("shares auth.token's realm, service, issuer and bundle with our token service", () => {
+    const { config } = resolve(`${MINIMAL}
+auth: {token: {realm: "https://r.example/auth", service: svc, issuer: iss}}
+registrykit:
+  keydirectory: /keys
+  trustproxy: true
+  tokenservice: {path: /auth, expiration: 15m, anonymouspull: true, key: k.pem, certificate: c.pem}
+  users: {path: /admin/users, selfregistration: true, admin: {username: boss, password: pw}}
+`);
+    expect(config.auth).toEqual({ realm: "https://r.example/auth", service: "svc", issuer: "iss" });
+    expect(config.tokenService).toEqual({
+      path: "/auth", expiration: 900, anonymousPull: true, key: "/srv/app/k.pem", certificate: "/srv/app/c.pem",
+    });
+    expect(config.users).toEqual({ path: "/admin/users", selfRegistration: true, adminUsername: "boss", adminPassword: "pw" });
+    expect(config.keyDirectory).toBe("/keys");
+    expect(config.http.trustProxy).toBe(true);
+  });
+
+  it("can switch either service off", () => {
+    const { config } = resolve(`${MINIMAL}registrykit: {tokenservice: {enabled: false}, users: {enabled: "false"}}`);
+    expect(config.tokenService).toBeUndefined();
+    expect(config.users).toBeUndefined();
+  });
+});
+
+describe("environment overrides (REGISTRY_<SECTION>_<KEY>)", () => {
+  it("override any key, typed by the key", () => {
+    const { config } = resolve(FULL, {
+      REGISTRY_HTTP_ADDR: "127.0.0.1:6000",
+      REGISTRY_HTTP_SECRET: "12345",
+      REGISTRY_STORAGE_FILESYSTEM_ROOTDIRECTORY: "/data",
+      REGISTRY_STORAGE_DELETE_ENABLED: "false",
+      REGISTRY_AUTH_TOKEN_REALM: "https://other.example/token",
+      REGISTRY_AUTH_TOKEN_SERVICE: "svc2",
+      REGISTRY_AUTH_TOKEN_ISSUER: "iss2",
+      REGISTRY_AUTH_TOKEN_ROOTCERTBUNDLE: "/b.pem",
+      REGISTRY_CATALOG_MAXENTRIES: "10",
+      REGISTRY_LOG_LEVEL: "error",
+      REGISTRY_LOG_ACCESSLOG_DISABLED: "false",
+      REGISTRY_HTTP_DRAINTIMEOUT: "5s",
+      REGISTRY_HTTP_HEADERS: '{"X-Frame-Options": ["DENY"]}',
+    });
+    expect(config.http).toMatchObject({ host: "127.0.0.1", port: 6000, secret: "12345", drainTimeout: 5000, headers: [["X-Frame-Options", "DENY"]] });
+    expect(config.storage).toEqual({ driver: "filesystem", rootDirectory: "/data" });
+    expect(config.deleteEnabled).toBe(false);
+    expect(config.auth).toEqual({ realm: "https://other.example/token", service: "svc2", issuer: "iss2", rootCertBundle: "/b.pem" });
+    expect(config.catalogMaxEntries).toBe(10);
+    expect(config.log).toEqual({ level: "error", accessLog: true });
+  });
+
+  it("reach registry-kit's own section", () => {
+    const { config } = resolve(undefined, {
+      REGISTRY_REGISTRYKIT_TOKENSERVICE_EXPIRATION: "60",
+      REGISTRY_REGISTRYKIT_USERS_SELFREGISTRATION: "true",
+      REGISTRY_REGISTRYKIT_TOKENSERVICE_ENABLED: "false",
+    });
+    expect(config.tokenService).toBeUndefined();
+    expect(config.users?.selfRegistration).toBe(true);
+  });
+
+  it("REGISTRY_STORAGE selects the driver and keeps the storage options", () => {
+    const { config } = resolve(FULL, { REGISTRY_STORAGE: "inmemory" });
+    expect(config.storage).toEqual({ driver: "inmemory" });
+    expect(config.deleteEnabled).toBe(true);
+  });
+
+  it("do not treat REGISTRY_KIT_* as overrides", () => {
+    const { warnings } = resolve(MINIMAL, { REGISTRY_KIT_DATA: "/x", REGISTRY_KIT_ADMIN_PASSWORD: "p" });
+    expect(warnings.filter((w) => w.includes("unknown"))).toEqual([]);
+  });
+
+  it("name the variable when its value is invalid", () => {
+    const error = fails(MINIMAL, { REGISTRY_HTTP_ADDR: "nope" });
+    expect(error.key).toBe("http.addr (from REGISTRY_HTTP_ADDR)");
+    expect(error.message).toMatch(/^http\.addr \(from REGISTRY_HTTP_ADDR\): expected "host:port"/);
+  });
+
+  it("warn about variables that name no key", () => {
+    expect(resolve(MINIMAL, { REGISTRY_HTTP_FOO: "1" }).warnings).toContain("http.foo (from REGISTRY_HTTP_FOO): unknown key, ignored");
+  });
+
+  it("are applied to a copy", () => {
+    const doc = { http: { addr: ":1" } };
+    applyEnvOverrides(doc, { REGISTRY_HTTP_ADDR: ":2" }, parse);
+    expect(doc.http.addr).toBe(":1");
+  });
+});
+
+describe("unknown and unsupported keys", () => {
+  it("warns about unknown keys at any depth and goes on", () => {
+    const { warnings } = resolve(`${MINIMAL}frobnicate: 1\nhttp: {addr: ":5000", colour: blue}\nregistrykit: {users: {shoe: 1}}`);
+    expect(warnings).toEqual(expect.arrayContaining([
+      "frobnicate: unknown key, ignored",
+      "http.colour: unknown key, ignored",
+      "registrykit.users.shoe: unknown key, ignored",
+    ]));
+  });
+
+  it("warns about Distribution keys registry-kit ignores", () => {
+    const { warnings } = resolve(`${MINIMAL}notifications: {endpoints: []}\nhttp: {addr: ":5000", debug: {addr: ":5001"}, prefix: /reg}\nlog: {formatter: json}`);
+    expect(warnings).toEqual(expect.arrayContaining([
+      "notifications: not supported by registry-kit, ignored",
+      "http.debug: not supported by registry-kit, ignored",
+      "http.prefix: not supported by registry-kit, ignored",
+      "log.formatter: not supported by registry-kit, ignored",
+    ]));
+  });
+
+  it.each([
+    ["http: {tls: {certificate: /c.pem, key: /k.pem}}", "http.tls"],
+    ["auth: {htpasswd: {realm: r, path: /p}}", "auth.htpasswd"],
+    ["auth: {silly: {realm: r, service: s}}", "auth.silly"],
+  ])("refuses to start with %s (security would silently change)", (extra, key) => {
+    expect(fails(`${MINIMAL}${extra}`).key).toBe(key);
+  });
+});
+
+describe("invalid values stop start-up with the key named", () => {
+  it.each([
+    ["version: 0.2\nstorage: {inmemory: {}}", "version"],
+    [`${MINIMAL}http: {addr: "5000"}`, "http.addr"],
+    [`${MINIMAL}http: {addr: "h:70000"}`, "http.addr"],
+    [`${MINIMAL}http: {net: unix}`, "http.net"],
+    [`${MINIMAL}http: {secret: ""}`, "http.secret"],
+    [`${MINIMAL}http: {host: "registry.example.com"}`, "http.host"],
+    [`${MINIMAL}http: {draintimeout: soon}`, "http.draintimeout"],
+    [`${MINIMAL}http: {headers: [a]}`, "http.headers"],
+    [`${MINIMAL}http: {headers: {"Bad Name": [x]}}`, "http.headers.Bad Name"],
+    [`${MINIMAL}http: {headers: {X-A: [{a: 1}]}}`, "http.headers.X-A"],
+    ["storage: {}", "storage"],
+    ["version: 0.1", "storage"],
+    ["storage: {inmemory: {}, filesystem: {rootdirectory: /x}}", "storage"],
+    ["storage: {s3: {bucket: b}}", "storage.s3"],
+    ["storage: {filesystem: {rootdirectory: 7}, delete: {enabled: yes}}", "storage.delete.enabled"],
+    [`${MINIMAL}catalog: {maxentries: 0}`, "catalog.maxentries"],
+    [`${MINIMAL}catalog: {maxentries: many}`, "catalog.maxentries"],
+    [`${MINIMAL}log: {level: loud}`, "log.level"],
+    [`${MINIMAL}auth: {token: {realm: "ftp://x", service: s, issuer: i, rootcertbundle: /b}}`, "auth.token.realm"],
+    [`${MINIMAL}auth: {token: {realm: "http://x/t", service: s, issuer: i}}`, "auth.token.rootcertbundle"],
+    [`${MINIMAL}auth: {token: {realm: "http://x/t", issuer: i, rootcertbundle: /b}}`, "auth.token.service"],
+    [`${MINIMAL}auth: {token: {service: s, issuer: i, rootcertbundle: /b}}`, "auth.token.realm"],
+    [`${MINIMAL}auth: {token: {realm: "http://x/t", service: s, issuer: "", rootcertbundle: /b}}`, "auth.token.issuer"],
+    [`${MINIMAL}auth: {token: nope}`, "auth.token"],
+    [`${MINIMAL}registrykit: {tokenservice: {path: "no-slash"}}`, "registrykit.tokenservice.path"],
+    [`${MINIMAL}registrykit: {tokenservice: {path: "/v2/token"}}`, "registrykit.tokenservice.path"],
+    [`${MINIMAL}registrykit: {tokenservice: {expiration: "0s"}}`, "registrykit.tokenservice.expiration"],
+    [`${MINIMAL}registrykit: {tokenservice: {key: k.pem}}`, "registrykit.tokenservice.certificate"],
+    [`${MINIMAL}registrykit: {tokenservice: {anonymouspull: maybe}}`, "registrykit.tokenservice.anonymouspull"],
+    [`${MINIMAL}registrykit: {tokenservice: {}, users: {path: /service/token}}`, "registrykit.users.path"],
+    [`${MINIMAL}registrykit: {users: {admin: {username: ""}}}`, "registrykit.users.admin.username"],
+    [`${MINIMAL}registrykit: {users: {enabled: 1}}`, "registrykit.users.enabled"],
+  ])("%s → %s", (yaml, key) => {
+    expect(fails(yaml).key).toBe(key);
+  });
+
+  it("reports YAML syntax errors", () => {
+    expect(() => parseConfigText("http: [unclosed", "config.yml")).toThrow(/^config\.yml: not valid YAML or JSON/);
+    expect(() => parseConfigText("- a\n- b", "config.yml")).toThrow(ConfigError);
+  });
+
+  it("treats an empty file as an empty map", () => {
+    expect(parseConfigText("")).toEqual({});
+  });
+});
+
+describe("value parsers", () => {
+  it.each([
+    [":5000", { host: "0.0.0.0", port: 5000 }],
+    ["localhost:80", { host: "localhost", port: 80 }],
+    ["[::1]:5000", { host: "::1", port: 5000 }],
+    ["0.0.0.0:0", { host: "0.0.0.0", port: 0 }],
+  ])("http.addr %j", (value, expected) => {
+    expect(parseAddr("http.addr", value)).toEqual(expected);
+  });
+
+  it.each([
+    ["10s", 10_000], ["1m30s", 90_000], ["250ms", 250], ["1h", 3_600_000], ["1.5s", 1500], [30, 30_000], ["45", 45_000],
+  ])("duration %j", (value, ms) => {
+    expect(duration("k", value)).toBe(ms);
+  });
+});
