@@ -24,7 +24,9 @@ export type ErrorCode =
   | "UNSUPPORTED"
   | "TOOMANYREQUESTS"
   | "PAGINATION_NUMBER_INVALID"
-  | "RANGE_INVALID";
+  | "RANGE_INVALID"
+  | "TAG_INVALID"
+  | "UNKNOWN";
 
 /** The default HTTP status of each code. */
 export const ERROR_STATUS: Record<ErrorCode, number> = {
@@ -44,6 +46,10 @@ export const ERROR_STATUS: Record<ErrorCode, number> = {
   TOOMANYREQUESTS: 429,
   PAGINATION_NUMBER_INVALID: 400,
   RANGE_INVALID: 416,
+  /** Distribution's code for a malformed tag. */
+  TAG_INVALID: 400,
+  /** Distribution's code for an unexpected server failure. */
+  UNKNOWN: 500,
 };
 
 /** One entry of the `errors` array. */

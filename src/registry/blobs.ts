@@ -1,0 +1,72 @@
+/**
+ * Blob GET, HEAD and DELETE. A blob is visible in a repository only when it is
+ * linked there (pushed or mounted), as in CNCF Distribution. Bytes stream from
+ * the driver straight into the response.
+ *
+ * @module
+ */
+import type { RegistryContext } from "./context.js";
+import type { Digest } from "./digest.js";
+import { RegistryError } from "./errors.js";
+import { blobData, layerLink } from "./layout.js";
+import { parseRange } from "./range.js";
+import { digestHeaders, empty } from "./responses.js";
+import { exists } from "./storage-io.js";
+import { baseHeaders } from "./wire.js";
+
+function blobUnknown(digest: Digest): RegistryError {
+  return new RegistryError("BLOB_UNKNOWN", "blob unknown to registry", 404, { digest: digest.value });
+}
+
+/** Size of a blob linked in `name`, or throw `BLOB_UNKNOWN`. */
+async function linkedSize(ctx: RegistryContext, name: string, digest: Digest): Promise<number> {
+  if (!(await exists(ctx.storage, layerLink(name, digest)))) throw blobUnknown(digest);
+  const info = await ctx.storage.stat(blobData(digest));
+  if (!info) throw blobUnknown(digest);
+  return info.size;
+}
+
+function blobHeaders(digest: Digest, size: number): Headers {
+  const headers = baseHeaders(digestHeaders(digest.value));
+  headers.set("Content-Type", "application/octet-stream");
+  headers.set("Content-Length", String(size));
+  headers.set("Accept-Ranges", "bytes");
+  headers.set("ETag", `"${digest.value}"`);
+  headers.set("Cache-Control", "max-age=31536000");
+  return headers;
+}
+
+/** `GET /v2/<name>/blobs/<digest>`, honouring a single byte `Range`. */
+export async function getBlob(ctx: RegistryContext, request: Request, name: string, digest: Digest): Promise<Response> {
+  const size = await linkedSize(ctx, name, digest);
+  const range = parseRange(request.headers.get("range"), size);
+  if (range.kind === "unsatisfiable") {
+    throw new RegistryError("RANGE_INVALID", "requested range not satisfiable", 416, { size }, { "Content-Range": `bytes */${size}` });
+  }
+  const headers = blobHeaders(digest, size);
+  if (range.kind === "partial") {
+    const length = range.end - range.start + 1;
+    const body = await ctx.storage.read(blobData(digest), { offset: range.start, length });
+    if (!body) throw blobUnknown(digest);
+    headers.set("Content-Length", String(length));
+    headers.set("Content-Range", `bytes ${range.start}-${range.end}/${size}`);
+    return new Response(body, { status: 206, headers });
+  }
+  const body = await ctx.storage.read(blobData(digest));
+  if (!body) throw blobUnknown(digest);
+  return new Response(body, { status: 200, headers });
+}
+
+/** `HEAD /v2/<name>/blobs/<digest>`: headers only, storage is not read. */
+export async function headBlob(ctx: RegistryContext, name: string, digest: Digest): Promise<Response> {
+  const size = await linkedSize(ctx, name, digest);
+  return new Response(null, { status: 200, headers: blobHeaders(digest, size) });
+}
+
+/** `DELETE /v2/<name>/blobs/<digest>`: unlink from the repository (bytes stay for other repositories). */
+export async function deleteBlob(ctx: RegistryContext, name: string, digest: Digest): Promise<Response> {
+  const link = layerLink(name, digest);
+  if (!(await exists(ctx.storage, link))) throw blobUnknown(digest);
+  await ctx.storage.delete(link);
+  return empty(202, digestHeaders(digest.value));
+}

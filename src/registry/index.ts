@@ -1,0 +1,196 @@
+/**
+ * The registry: the OCI Distribution API under `/v2/` as one fetch handler.
+ *
+ * ```ts
+ * import { createRegistry } from "registry-kit/registry";
+ * import { memoryStorage } from "registry-kit/storage/memory";
+ *
+ * const registry = createRegistry({ storage: memoryStorage(), uploadSecret: process.env.UPLOAD_SECRET });
+ * const response = await registry(new Request("http://localhost:5000/v2/"));
+ * ```
+ *
+ * @module
+ */
+import { allowAll, type Authorizer } from "../auth/access.js";
+import { silent, type LogHook } from "../http/log.js";
+import { checked, type StorageDriver } from "../storage/driver.js";
+import { neededAccess, type MountRequest } from "./access.js";
+import { deleteBlob, getBlob, headBlob } from "./blobs.js";
+import { listCatalog } from "./catalog.js";
+import type { RegistryContext } from "./context.js";
+import { parseDigest } from "./digest.js";
+import { RegistryError, errorResponse } from "./errors.js";
+import { deleteManifest, getManifest, headManifest, putManifest } from "./manifests.js";
+import { assertName } from "./names.js";
+import { listReferrers } from "./referrers.js";
+import { jsonBody } from "./responses.js";
+import { parseRoute, type Route } from "./router.js";
+import { listTags } from "./tags.js";
+import { uploadStateCodec } from "./upload-state.js";
+import { cancelUpload, patchUpload, putUpload, startUpload, uploadStatus } from "./uploads.js";
+import { DEFAULT_MANIFEST_MEDIA_TYPES } from "./wire.js";
+
+/** Size and count limits of the registry. */
+export interface RegistryLimits {
+  /** Largest manifest accepted on PUT, in bytes; larger gets 413. Default 4 MiB. */
+  manifestBytes?: number;
+  /** Largest page of tags/list, _catalog and referrers; a larger `n` gets 400. Default 1000. */
+  listEntries?: number;
+  /** Uploads older than this are unknown (404) and removed on touch. Default 7 days, like Distribution. */
+  uploadMaxAgeSeconds?: number;
+}
+
+/** Options of {@link createRegistry}. */
+export interface RegistryOptions {
+  /** Where blobs, manifests, tags and uploads are kept. Always used through `checked()`. */
+  storage: StorageDriver;
+  /**
+   * Called before every route with the access it needs (see the README's table;
+   * `[]` for `GET /v2/`). Resolve to `undefined` to allow, or to the Response to
+   * send instead, which is returned unchanged. Default: allow everything.
+   */
+  authorize?: Authorizer;
+  /**
+   * HMAC key signing the upload `_state`. Give every process behind one storage
+   * the same secret so any of them can continue an upload. When absent, a random
+   * per-process key is used and a `warn` event is logged.
+   */
+  uploadSecret?: string | Uint8Array;
+  /** Allow DELETE of manifests, tags and blobs. Default false: DELETE gets 405 UNSUPPORTED. */
+  deleteEnabled?: boolean;
+  /** Size and count limits. */
+  limits?: RegistryLimits;
+  /** Manifest media types accepted on PUT. Default {@link DEFAULT_MANIFEST_MEDIA_TYPES}. */
+  manifestMediaTypes?: readonly string[];
+  /** Receives log events (unexpected failures, configuration warnings). */
+  log?: LogHook;
+}
+
+/** A fetch handler. */
+export type RegistryHandler = (request: Request) => Promise<Response>;
+
+const METHODS: Record<Route["kind"], readonly string[]> = {
+  base: ["GET", "HEAD"],
+  catalog: ["GET", "HEAD"],
+  tags: ["GET", "HEAD"],
+  referrers: ["GET", "HEAD"],
+  manifest: ["GET", "HEAD", "PUT", "DELETE"],
+  blob: ["GET", "HEAD", "DELETE"],
+  uploads: ["POST"],
+  upload: ["GET", "PATCH", "PUT", "DELETE"],
+};
+
+/**
+ * Create the `/v2/` handler. Every response, errors included, carries
+ * `Container-Distribution-Api-Version` and `Docker-Distribution-Api-Version`;
+ * client faults get a 4xx with the OCI error body, unexpected failures a 500
+ * with a generic body and an `error` log event. Paths outside `/v2/` get 404.
+ */
+export function createRegistry(options: RegistryOptions): RegistryHandler {
+  const log = options.log ?? silent;
+  let secret = options.uploadSecret;
+  if (secret !== undefined && secret.length === 0) throw new TypeError("uploadSecret must not be empty");
+  if (secret === undefined) {
+    secret = crypto.getRandomValues(new Uint8Array(32));
+    log({ level: "warn", msg: "no uploadSecret: uploads can only be continued by this process" });
+  }
+  const ctx: RegistryContext = {
+    storage: checked(options.storage),
+    states: uploadStateCodec(secret),
+    deleteEnabled: options.deleteEnabled ?? false,
+    manifestBytes: options.limits?.manifestBytes ?? 4 * 1024 * 1024,
+    listEntries: options.limits?.listEntries ?? 1000,
+    uploadMaxAgeMs: (options.limits?.uploadMaxAgeSeconds ?? 7 * 24 * 3600) * 1000,
+    manifestMediaTypes: new Set(options.manifestMediaTypes ?? DEFAULT_MANIFEST_MEDIA_TYPES),
+    log,
+  };
+  const authorize = options.authorize ?? allowAll;
+
+  return async (request) => {
+    try {
+      return await handle(ctx, authorize, request);
+    } catch (error) {
+      if (error instanceof RegistryError) return error.toResponse();
+      let path = "";
+      try {
+        path = new URL(request.url).pathname;
+      } catch {
+        // keep the log event even for an unparsable URL
+      }
+      log({ level: "error", msg: "registry request failed", method: request.method, path, error });
+      return errorResponse("UNKNOWN", "internal server error", { status: 500 });
+    }
+  };
+}
+
+async function handle(ctx: RegistryContext, authorize: Authorizer, request: Request): Promise<Response> {
+  const url = new URL(request.url);
+  const route = parseRoute(url.pathname);
+  if (!route) throw new RegistryError("UNSUPPORTED", "no such route", 404, { path: url.pathname.slice(0, 300) });
+  const method = request.method.toUpperCase();
+  const allowed = METHODS[route.kind];
+  if (!allowed.includes(method)) throw methodNotAllowed(allowed);
+  const mount = route.kind === "uploads" ? mountRequest(url) : undefined;
+
+  const denied = await authorize(request, neededAccess(route, method, mount));
+  if (denied) return denied;
+
+  if (method === "DELETE" && !ctx.deleteEnabled && (route.kind === "manifest" || route.kind === "blob")) {
+    throw methodNotAllowed(allowed.filter((m) => m !== "DELETE"), "deletion is disabled");
+  }
+  if (method === "HEAD" && route.kind !== "manifest" && route.kind !== "blob") {
+    const response = await dispatch(ctx, request, url, route, "GET");
+    await response.body?.cancel();
+    return new Response(null, { status: response.status, headers: response.headers });
+  }
+  return dispatch(ctx, request, url, route, method);
+}
+
+function dispatch(ctx: RegistryContext, request: Request, url: URL, route: Route, method: string): Promise<Response> {
+  switch (route.kind) {
+    case "base":
+      return Promise.resolve(jsonBody({}));
+    case "catalog":
+      return listCatalog(ctx, url);
+    case "tags":
+      return listTags(ctx, url, route.name);
+    case "referrers":
+      return listReferrers(ctx, url, route.name, route.digest);
+    case "manifest":
+      if (method === "GET") return getManifest(ctx, route.name, route.reference);
+      if (method === "HEAD") return headManifest(ctx, route.name, route.reference);
+      if (method === "PUT") return putManifest(ctx, request, url, route.name, route.reference);
+      return deleteManifest(ctx, route.name, route.reference);
+    case "blob":
+      if (method === "GET") return getBlob(ctx, request, route.name, route.digest);
+      if (method === "HEAD") return headBlob(ctx, route.name, route.digest);
+      return deleteBlob(ctx, route.name, route.digest);
+    case "uploads":
+      return startUpload(ctx, request, url, route.name, mountRequest(url));
+    case "upload":
+      if (method === "GET") return uploadStatus(ctx, request, url, route.name, route.uuid);
+      if (method === "PATCH") return patchUpload(ctx, request, url, route.name, route.uuid);
+      if (method === "PUT") return putUpload(ctx, request, url, route.name, route.uuid);
+      return cancelUpload(ctx, url, route.name, route.uuid);
+  }
+}
+
+function methodNotAllowed(allow: readonly string[], message = "method not allowed"): RegistryError {
+  return new RegistryError("UNSUPPORTED", message, 405, null, { Allow: allow.join(", ") });
+}
+
+/** `?mount=<digest>&from=<repo>`, validated; `undefined` when not both given (a normal upload). */
+function mountRequest(url: URL): MountRequest | undefined {
+  const mount = url.searchParams.get("mount");
+  const from = url.searchParams.get("from");
+  if (mount === null || from === null) return undefined;
+  const digest = parseDigest(mount);
+  assertName(from);
+  return { digest, from };
+}
+
+export { DEFAULT_MANIFEST_MEDIA_TYPES, MEDIA_TYPES, HEADERS, API_VERSION } from "./wire.js";
+export { RegistryError, errorResponse } from "./errors.js";
+export type { ErrorCode } from "./errors.js";
+export { hashBackend } from "./hash.js";
+export type { Access, Authorizer } from "../auth/access.js";

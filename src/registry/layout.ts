@@ -1,0 +1,73 @@
+/**
+ * Every storage key the registry uses, in one place.
+ *
+ * ```
+ * blobs/<alg>/<2 hex>/<hex>/data                          blob and manifest bytes, shared by all repositories
+ * repositories/<name>/_layers/<alg>/<hex>                 a blob is linked into (visible in) <name>
+ * repositories/<name>/_manifests/revisions/<alg>/<hex>    manifest metadata (JSON {@link ManifestMeta})
+ * repositories/<name>/_manifests/tags/<tag>               the digest a tag points to
+ * repositories/<name>/_referrers/<alg>/<hex>/<digest>     descriptor of a manifest whose subject is <alg>:<hex>
+ * repositories/<name>/_uploads/<uuid>/data                bytes of an upload in progress
+ * catalog/<hex of name>                                   one marker per repository, for /v2/_catalog
+ * ```
+ *
+ * Name components start with `[a-z0-9]`, so the `_`-prefixed segments can never
+ * collide with a nested repository. Tags are single leaf segments so that a
+ * listing comes back in tag order; catalog markers hex-encode the name into one
+ * segment because hex keeps byte order (and prefixes first), which `/` inside
+ * names would not.
+ *
+ * @module
+ */
+import type { Digest } from "./digest.js";
+
+/** Metadata stored beside each manifest revision. */
+export interface ManifestMeta {
+  mediaType: string;
+  size: number;
+  artifactType?: string;
+  /** Digest of the manifest's `subject`, for cleaning up the referrers index. */
+  subject?: string;
+}
+
+const repo = (name: string) => `repositories/${name}`;
+
+/** Bytes of a blob or manifest. */
+export const blobData = (d: Digest) => `blobs/${d.algorithm}/${d.hex.slice(0, 2)}/${d.hex}/data`;
+/** Link making a blob visible in a repository. */
+export const layerLink = (name: string, d: Digest) => `${repo(name)}/_layers/${d.algorithm}/${d.hex}`;
+/** Manifest revision metadata in a repository. */
+export const manifestRevision = (name: string, d: Digest) => `${repo(name)}/_manifests/revisions/${d.algorithm}/${d.hex}`;
+/** Prefix under which every tag of a repository lives. */
+export const tagsPrefix = (name: string) => `${repo(name)}/_manifests/tags`;
+/** A tag's link. */
+export const tagLink = (name: string, tag: string) => `${tagsPrefix(name)}/${tag}`;
+/** Prefix of the referrers of one subject. */
+export const referrersPrefix = (name: string, subject: Digest) => `${repo(name)}/_referrers/${subject.algorithm}/${subject.hex}`;
+/** One referrer's descriptor. */
+export const referrer = (name: string, subject: Digest, manifest: Digest) => `${referrersPrefix(name, subject)}/${manifest.value}`;
+/** Folder of one upload session. */
+export const uploadDir = (name: string, uuid: string) => `${repo(name)}/_uploads/${uuid}`;
+/** Bytes of one upload session. */
+export const uploadData = (name: string, uuid: string) => `${uploadDir(name, uuid)}/data`;
+
+/** Prefix of the repository index. */
+export const CATALOG_PREFIX = "catalog";
+/** The repository index marker of `name`. */
+export const catalogEntry = (name: string) => `${CATALOG_PREFIX}/${toHex(name)}`;
+/** The repository name of a catalog marker key. */
+export function catalogName(key: string): string {
+  return fromHex(key.slice(CATALOG_PREFIX.length + 1));
+}
+
+// Names are ASCII (checked by the name grammar), so one byte per character.
+function toHex(name: string): string {
+  let out = "";
+  for (let i = 0; i < name.length; i++) out += name.charCodeAt(i).toString(16).padStart(2, "0");
+  return out;
+}
+function fromHex(hex: string): string {
+  let out = "";
+  for (let i = 0; i + 1 < hex.length; i += 2) out += String.fromCharCode(parseInt(hex.slice(i, i + 2), 16));
+  return out;
+}

@@ -1,0 +1,145 @@
+/**
+ * Manifest GET, HEAD, PUT and DELETE, by tag or digest. A manifest is stored
+ * under the digest of its exact bytes and served back byte for byte, whatever
+ * the `Accept` header says (no conversion).
+ *
+ * @module
+ */
+import { BodyTooLargeError, readLimited } from "../http/body.js";
+import type { RegistryContext } from "./context.js";
+import { parseDigest, tryParseDigest, type Digest } from "./digest.js";
+import { RegistryError } from "./errors.js";
+import { digestBytes } from "./hash.js";
+import { blobData, layerLink, manifestRevision, referrer, tagLink, tagsPrefix, type ManifestMeta } from "./layout.js";
+import { parseManifest, type ParsedManifest } from "./manifest-document.js";
+import type { Reference } from "./names.js";
+import { absolute, digestHeaders, empty } from "./responses.js";
+import { eachKey, ensureRepository, exists, mapLimited, readJson, readText, writeJson, writeText } from "./storage-io.js";
+import { baseHeaders } from "./wire.js";
+
+function manifestUnknown(reference: Reference): RegistryError {
+  const detail = reference.kind === "tag" ? { tag: reference.tag } : { digest: reference.digest.value };
+  return new RegistryError("MANIFEST_UNKNOWN", "manifest unknown to registry", 404, detail);
+}
+
+/** Resolve a tag or digest to a stored manifest revision of `name`. */
+async function resolve(ctx: RegistryContext, name: string, reference: Reference): Promise<{ digest: Digest; meta: ManifestMeta }> {
+  let digest: Digest | undefined;
+  if (reference.kind === "digest") digest = reference.digest;
+  else {
+    const linked = await readText(ctx.storage, tagLink(name, reference.tag));
+    digest = linked === undefined ? undefined : tryParseDigest(linked.trim());
+  }
+  if (!digest) throw manifestUnknown(reference);
+  const meta = await readJson<ManifestMeta>(ctx.storage, manifestRevision(name, digest));
+  if (!meta) throw manifestUnknown(reference);
+  return { digest, meta };
+}
+
+function manifestHeaders(digest: Digest, meta: ManifestMeta): Headers {
+  const headers = baseHeaders(digestHeaders(digest.value));
+  headers.set("Content-Type", meta.mediaType);
+  headers.set("Content-Length", String(meta.size));
+  headers.set("ETag", `"${digest.value}"`);
+  return headers;
+}
+
+/** `GET /v2/<name>/manifests/<reference>`: the stored bytes, as pushed. */
+export async function getManifest(ctx: RegistryContext, name: string, reference: Reference): Promise<Response> {
+  const { digest, meta } = await resolve(ctx, name, reference);
+  const body = await ctx.storage.read(blobData(digest));
+  if (!body) throw manifestUnknown(reference);
+  return new Response(body, { status: 200, headers: manifestHeaders(digest, meta) });
+}
+
+/** `HEAD /v2/<name>/manifests/<reference>`. */
+export async function headManifest(ctx: RegistryContext, name: string, reference: Reference): Promise<Response> {
+  const { digest, meta } = await resolve(ctx, name, reference);
+  return new Response(null, { status: 200, headers: manifestHeaders(digest, meta) });
+}
+
+/** Storage round trips in flight while checking references. */
+const CHECK_CONCURRENCY = 16;
+
+async function checkReferences(ctx: RegistryContext, name: string, manifest: ParsedManifest): Promise<void> {
+  // Layers with `urls` (foreign layers) live elsewhere by design.
+  const blobs = manifest.blobs.filter((b) => !b.urls);
+  const missingBlobs = await mapLimited(blobs, CHECK_CONCURRENCY, async (b) => ((await exists(ctx.storage, layerLink(name, b.digest))) ? undefined : b));
+  const blob = missingBlobs.find((b) => b !== undefined);
+  if (blob) throw new RegistryError("MANIFEST_BLOB_UNKNOWN", "blob unknown to registry", 400, { digest: blob.digest.value });
+  const children = await mapLimited(manifest.manifests, CHECK_CONCURRENCY, async (m) => ((await exists(ctx.storage, manifestRevision(name, m.digest))) ? undefined : m));
+  const child = children.find((m) => m !== undefined);
+  // Distribution answers MANIFEST_BLOB_UNKNOWN for a missing child manifest too.
+  if (child) throw new RegistryError("MANIFEST_BLOB_UNKNOWN", "manifest unknown to registry", 400, { digest: child.digest.value });
+}
+
+/**
+ * `PUT /v2/<name>/manifests/<reference>`: validate, store the exact bytes under
+ * their digest, point the tag at it, index its `subject` for referrers.
+ */
+export async function putManifest(ctx: RegistryContext, request: Request, url: URL, name: string, reference: Reference): Promise<Response> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await readLimited(request, ctx.manifestBytes);
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) {
+      throw new RegistryError("SIZE_INVALID", `manifest exceeds ${ctx.manifestBytes} bytes`, 413, { limit: ctx.manifestBytes });
+    }
+    throw new RegistryError("MANIFEST_INVALID", "the manifest body could not be read");
+  }
+  const query = url.searchParams.get("digest");
+  const claimed = reference.kind === "digest" ? reference.digest : query !== null ? parseDigest(query) : undefined;
+  const digest = parseDigest(digestBytes(claimed?.algorithm ?? "sha256", bytes));
+  if (claimed && claimed.value !== digest.value) {
+    throw new RegistryError("DIGEST_INVALID", "provided digest did not match the manifest content", 400, { digest: claimed.value });
+  }
+  if (reference.kind === "digest" && query !== null && parseDigest(query).value !== digest.value) {
+    throw new RegistryError("DIGEST_INVALID", "provided digest did not match the manifest content", 400, { digest: query });
+  }
+  const manifest = parseManifest(bytes, request.headers.get("content-type"), ctx.manifestMediaTypes);
+  await checkReferences(ctx, name, manifest);
+
+  // Bytes, then revision, then tag: each step is only visible once the one before it is done.
+  await ctx.storage.write(blobData(digest), bytes);
+  const meta: ManifestMeta = { mediaType: manifest.mediaType, size: bytes.byteLength };
+  if (manifest.artifactType !== undefined) meta.artifactType = manifest.artifactType;
+  if (manifest.subject) meta.subject = manifest.subject.digest.value;
+  await writeJson(ctx.storage, manifestRevision(name, digest), meta);
+  if (manifest.subject) {
+    const entry: Record<string, unknown> = { mediaType: manifest.mediaType, digest: digest.value, size: bytes.byteLength };
+    if (manifest.artifactType !== undefined) entry.artifactType = manifest.artifactType;
+    if (manifest.annotations) entry.annotations = manifest.annotations;
+    await writeJson(ctx.storage, referrer(name, manifest.subject.digest, digest), entry);
+  }
+  if (reference.kind === "tag") await writeText(ctx.storage, tagLink(name, reference.tag), digest.value);
+  await ensureRepository(ctx.storage, name);
+
+  const headers = digestHeaders(digest.value);
+  headers.set("Location", absolute(request, `/v2/${name}/manifests/${digest.value}`));
+  if (manifest.subject) headers.set("OCI-Subject", manifest.subject.digest.value);
+  return empty(201, headers);
+}
+
+/**
+ * `DELETE /v2/<name>/manifests/<reference>`. By digest: remove the revision,
+ * the tags pointing at it and its referrers entry. By tag: remove the tag only
+ * (distribution-spec v1.1).
+ */
+export async function deleteManifest(ctx: RegistryContext, name: string, reference: Reference): Promise<Response> {
+  if (reference.kind === "tag") {
+    const key = tagLink(name, reference.tag);
+    if (!(await exists(ctx.storage, key))) throw manifestUnknown(reference);
+    await ctx.storage.delete(key);
+    return empty(202);
+  }
+  const { digest } = reference;
+  const meta = await readJson<ManifestMeta>(ctx.storage, manifestRevision(name, digest));
+  if (!meta) throw manifestUnknown(reference);
+  for await (const key of eachKey(ctx.storage, tagsPrefix(name))) {
+    if ((await readText(ctx.storage, key))?.trim() === digest.value) await ctx.storage.delete(key);
+  }
+  const subject = meta.subject === undefined ? undefined : tryParseDigest(meta.subject);
+  if (subject) await ctx.storage.delete(referrer(name, subject, digest));
+  await ctx.storage.delete(manifestRevision(name, digest));
+  return empty(202, digestHeaders(digest.value));
+}

@@ -1,0 +1,38 @@
+/**
+ * `GET /v2/<name>/referrers/<digest>`: an OCI image index of the manifests
+ * whose `subject` is `<digest>`, optionally filtered by `?artifactType=`.
+ *
+ * @module
+ */
+import type { RegistryContext } from "./context.js";
+import type { Digest } from "./digest.js";
+import { referrersPrefix } from "./layout.js";
+import { jsonBody } from "./responses.js";
+import { eachKey, readJson } from "./storage-io.js";
+import { MEDIA_TYPES } from "./wire.js";
+
+interface ReferrerDescriptor {
+  mediaType: string;
+  digest: string;
+  size: number;
+  artifactType?: string;
+  annotations?: Record<string, string>;
+}
+
+/**
+ * List referrers. An unknown subject gets an empty index (200), as the spec
+ * asks. At most `limits.listEntries` descriptors are returned.
+ */
+export async function listReferrers(ctx: RegistryContext, url: URL, name: string, subject: Digest): Promise<Response> {
+  const artifactType = url.searchParams.get("artifactType");
+  const manifests: ReferrerDescriptor[] = [];
+  for await (const key of eachKey(ctx.storage, referrersPrefix(name, subject))) {
+    const entry = await readJson<ReferrerDescriptor>(ctx.storage, key);
+    if (!entry || (artifactType !== null && entry.artifactType !== artifactType)) continue;
+    manifests.push(entry);
+    if (manifests.length >= ctx.listEntries) break;
+  }
+  const headers = new Headers();
+  if (artifactType !== null) headers.set("OCI-Filters-Applied", "artifactType");
+  return jsonBody({ schemaVersion: 2, mediaType: MEDIA_TYPES.ociIndex, manifests }, 200, headers, MEDIA_TYPES.ociIndex);
+}

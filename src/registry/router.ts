@@ -1,0 +1,66 @@
+/**
+ * Path parsing for `/v2/`. Repository names contain `/`, so the route is
+ * recognised from the right: `/v2/<name>/(manifests|blobs|tags|referrers)/…`.
+ * Names, digests, tags and upload ids are validated here, before
+ * authorization, so malformed input never reaches the access policy or storage.
+ *
+ * @module
+ */
+import { parseDigest, type Digest } from "./digest.js";
+import { RegistryError } from "./errors.js";
+import { assertName, parseReference, type Reference } from "./names.js";
+
+/** A recognised `/v2/` route. */
+export type Route =
+  | { kind: "base" }
+  | { kind: "catalog" }
+  | { kind: "tags"; name: string }
+  | { kind: "manifest"; name: string; reference: Reference }
+  | { kind: "blob"; name: string; digest: Digest }
+  | { kind: "uploads"; name: string }
+  | { kind: "upload"; name: string; uuid: string }
+  | { kind: "referrers"; name: string; digest: Digest };
+
+// Upload ids are minted by this registry (random UUIDs).
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * Parse a request path. Returns `undefined` when no route matches; throws a
+ * {@link RegistryError} (NAME_INVALID, DIGEST_INVALID, TAG_INVALID,
+ * BLOB_UPLOAD_UNKNOWN) when a route matches but a part of it is malformed.
+ */
+export function parseRoute(pathname: string): Route | undefined {
+  if (pathname === "/v2" || pathname === "/v2/") return { kind: "base" };
+  if (!pathname.startsWith("/v2/")) return undefined;
+  if (pathname === "/v2/_catalog") return { kind: "catalog" };
+  const parts = pathname.slice(4).split("/");
+  const n = parts.length;
+  const at = (i: number) => parts[n + i] ?? "";
+  const nameOf = (drop: number) => {
+    const name = parts.slice(0, n - drop).join("/");
+    assertName(name);
+    return name;
+  };
+
+  if (n >= 3 && at(-2) === "tags" && at(-1) === "list") return { kind: "tags", name: nameOf(2) };
+  if (n >= 3 && at(-2) === "blobs" && at(-1) === "uploads") return { kind: "uploads", name: nameOf(2) };
+  if (n >= 4 && at(-3) === "blobs" && at(-2) === "uploads") {
+    if (at(-1) === "") return { kind: "uploads", name: nameOf(3) };
+    const name = nameOf(3);
+    if (!UUID.test(at(-1))) throw new RegistryError("BLOB_UPLOAD_UNKNOWN", "blob upload unknown");
+    return { kind: "upload", name, uuid: at(-1) };
+  }
+  if (n >= 3 && at(-2) === "manifests") {
+    const name = nameOf(2);
+    return { kind: "manifest", name, reference: parseReference(at(-1)) };
+  }
+  if (n >= 3 && at(-2) === "blobs") {
+    const name = nameOf(2);
+    return { kind: "blob", name, digest: parseDigest(at(-1)) };
+  }
+  if (n >= 3 && at(-2) === "referrers") {
+    const name = nameOf(2);
+    return { kind: "referrers", name, digest: parseDigest(at(-1)) };
+  }
+  return undefined;
+}

@@ -1,0 +1,104 @@
+/**
+ * Small storage helpers for the registry's own bookkeeping objects (links,
+ * metadata, markers), which are tiny and read whole. Blob bytes never go
+ * through here.
+ *
+ * @module
+ */
+import type { StorageDriver } from "../storage/driver.js";
+import { catalogEntry } from "./layout.js";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** Largest bookkeeping object read whole; anything bigger is corrupt. */
+const SMALL_OBJECT_LIMIT = 1 << 20;
+
+/** Read a small object whole, or `undefined` when it does not exist. */
+export async function readSmall(storage: StorageDriver, key: string, limit = SMALL_OBJECT_LIMIT): Promise<Uint8Array | undefined> {
+  const stream = await storage.read(key);
+  if (!stream) return undefined;
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) {
+        await reader.cancel();
+        throw new Error(`storage object ${key} is larger than ${limit} bytes`);
+      }
+      chunks.push(value);
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
+}
+
+/** Read a small UTF-8 object. */
+export async function readText(storage: StorageDriver, key: string): Promise<string | undefined> {
+  const bytes = await readSmall(storage, key);
+  return bytes && decoder.decode(bytes);
+}
+
+/** Read a small JSON object. */
+export async function readJson<T>(storage: StorageDriver, key: string): Promise<T | undefined> {
+  const text = await readText(storage, key);
+  return text === undefined ? undefined : (JSON.parse(text) as T);
+}
+
+/** Write a small UTF-8 object. */
+export async function writeText(storage: StorageDriver, key: string, text: string): Promise<void> {
+  await storage.write(key, encoder.encode(text));
+}
+
+/** Write a small JSON object. */
+export async function writeJson(storage: StorageDriver, key: string, value: unknown): Promise<void> {
+  await writeText(storage, key, JSON.stringify(value));
+}
+
+/** True when the object exists. */
+export async function exists(storage: StorageDriver, key: string): Promise<boolean> {
+  return (await storage.stat(key)) !== undefined;
+}
+
+/** Record `name` in the repository index used by the catalog. */
+export async function ensureRepository(storage: StorageDriver, name: string): Promise<void> {
+  const key = catalogEntry(name);
+  if (!(await exists(storage, key))) await writeText(storage, key, name);
+}
+
+/** Every key under `prefix`, page by page (bounded memory per page). */
+export async function* eachKey(storage: StorageDriver, prefix: string, pageSize = 1000): AsyncGenerator<string> {
+  let after: string | undefined;
+  for (;;) {
+    const page = await storage.list(prefix, after === undefined ? { limit: pageSize } : { after, limit: pageSize });
+    for (const key of page.keys) yield key;
+    const last = page.keys[page.keys.length - 1];
+    if (!page.truncated || last === undefined) return;
+    after = last;
+  }
+}
+
+/** Run `fn` over `items` with at most `concurrency` calls in flight. */
+export async function mapLimited<T, R>(items: readonly T[], concurrency: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+  return results;
+}

@@ -1,0 +1,27 @@
+/**
+ * `GET /v2/<name>/tags/list`: tags in lexical order, paged.
+ *
+ * @module
+ */
+import type { RegistryContext } from "./context.js";
+import { RegistryError } from "./errors.js";
+import { catalogEntry, tagsPrefix } from "./layout.js";
+import { nextLink, pageRequest } from "./pagination.js";
+import { jsonBody } from "./responses.js";
+import { exists } from "./storage-io.js";
+
+/** List the tags of `name`; `NAME_UNKNOWN` (404) when the repository does not exist. */
+export async function listTags(ctx: RegistryContext, url: URL, name: string): Promise<Response> {
+  const { n, last } = pageRequest(url, ctx.listEntries);
+  if (!(await exists(ctx.storage, catalogEntry(name)))) {
+    throw new RegistryError("NAME_UNKNOWN", "repository name not known to registry", 404, { name });
+  }
+  if (n === 0) return jsonBody({ name, tags: [] });
+  const prefix = tagsPrefix(name);
+  const page = await ctx.storage.list(prefix, last === undefined ? { limit: n } : { after: `${prefix}/${last}`, limit: n });
+  const tags = page.keys.map((key) => key.slice(prefix.length + 1));
+  const headers = new Headers();
+  const final = tags[tags.length - 1];
+  if (page.truncated && final !== undefined) headers.set("Link", nextLink(`/v2/${name}/tags/list`, n, final));
+  return jsonBody({ name, tags }, 200, headers);
+}

@@ -1,0 +1,178 @@
+/**
+ * Blob uploads: POST (start, single-POST upload, cross-repository mount),
+ * PATCH (chunks), PUT (finish), GET (status) and DELETE (cancel).
+ *
+ * State lives in storage (the upload object) and in the signed `_state`
+ * parameter, never in memory, so any process with the same secret can continue
+ * an upload. A blob becomes visible only after its digest is verified: the
+ * upload object is the temporary, and it is moved into place on success.
+ *
+ * @module
+ */
+import type { MountRequest } from "./access.js";
+import { appendBody } from "./body-stream.js";
+import type { RegistryContext } from "./context.js";
+import { parseDigest, type Digest } from "./digest.js";
+import { RegistryError } from "./errors.js";
+import { digestStream } from "./hash.js";
+import { blobData, layerLink, uploadData, uploadDir } from "./layout.js";
+import { absolute, digestHeaders, empty } from "./responses.js";
+import { ensureRepository, exists } from "./storage-io.js";
+import type { UploadState } from "./upload-state.js";
+import { HEADERS, setPair } from "./wire.js";
+
+/** An upload whose `_state` verified and whose object exists. */
+interface Session {
+  state: UploadState;
+  /** Current size of the upload object. */
+  size: number;
+}
+
+function uploadUnknown(): RegistryError {
+  return new RegistryError("BLOB_UPLOAD_UNKNOWN", "blob upload unknown to registry");
+}
+
+/** `Range: 0-<last byte>` as Distribution writes it (`0-0` when empty). */
+function rangeValue(size: number): string {
+  return `0-${Math.max(0, size - 1)}`;
+}
+
+async function sessionResponse(ctx: RegistryContext, request: Request, state: UploadState, status: number): Promise<Response> {
+  const headers = new Headers();
+  const token = await ctx.states.sign(state);
+  headers.set("Location", absolute(request, `/v2/${state.name}/blobs/uploads/${state.uuid}?_state=${encodeURIComponent(token)}`));
+  headers.set("Range", rangeValue(state.offset));
+  setPair(headers, HEADERS.uploadUuid, state.uuid);
+  return empty(status, headers);
+}
+
+async function loadSession(ctx: RegistryContext, url: URL, name: string, uuid: string): Promise<Session> {
+  const state = await ctx.states.verify(url.searchParams.get("_state"), name, uuid);
+  const info = await ctx.storage.stat(uploadData(name, uuid));
+  if (!info) throw uploadUnknown();
+  if (Date.now() - state.startedAt > ctx.uploadMaxAgeMs) {
+    await ctx.storage.deletePrefix(uploadDir(name, uuid));
+    throw uploadUnknown();
+  }
+  return { state, size: info.size };
+}
+
+function offsetMismatch(size: number): RegistryError {
+  return new RegistryError("RANGE_INVALID", "upload offset does not match the stored size", 416, { size }, { Range: rangeValue(size) });
+}
+
+/** Verify the upload's bytes against `digest`, then make the blob visible in `name`. */
+async function commit(ctx: RegistryContext, request: Request, name: string, uuid: string, digest: Digest, computed: string | undefined): Promise<Response> {
+  const key = uploadData(name, uuid);
+  if (computed === undefined) {
+    const stream = await ctx.storage.read(key);
+    if (!stream) throw uploadUnknown();
+    computed = await digestStream(digest.algorithm, stream);
+  }
+  if (computed !== digest.value) {
+    // like Distribution: a failed commit cancels the upload
+    await ctx.storage.deletePrefix(uploadDir(name, uuid));
+    throw new RegistryError("DIGEST_INVALID", "provided digest did not match uploaded content", 400, { digest: digest.value });
+  }
+  // Order matters for crash safety: bytes first (invisible until linked), then the link.
+  await ctx.storage.move(key, blobData(digest));
+  await ctx.storage.deletePrefix(uploadDir(name, uuid));
+  await ctx.storage.write(layerLink(name, digest), new TextEncoder().encode(digest.value));
+  await ensureRepository(ctx.storage, name);
+  return blobCreated(request, name, digest);
+}
+
+function blobCreated(request: Request, name: string, digest: Digest): Response {
+  const headers = digestHeaders(digest.value);
+  headers.set("Location", absolute(request, `/v2/${name}/blobs/${digest.value}`));
+  return empty(201, headers);
+}
+
+/**
+ * `POST /v2/<name>/blobs/uploads/`: start a session (202), or with `?digest=`
+ * take the whole blob in this request (201), or with `?mount=&from=` link a blob
+ * from another repository (201; a normal 202 session when `from` lacks it).
+ * `?mount` without `from` starts a normal session, like Distribution 2.8.
+ */
+export async function startUpload(ctx: RegistryContext, request: Request, url: URL, name: string, mount: MountRequest | undefined): Promise<Response> {
+  if (mount) {
+    const source = layerLink(mount.from, mount.digest);
+    if ((await exists(ctx.storage, source)) && (await exists(ctx.storage, blobData(mount.digest)))) {
+      await ctx.storage.write(layerLink(name, mount.digest), new TextEncoder().encode(mount.digest.value));
+      await ensureRepository(ctx.storage, name);
+      return blobCreated(request, name, mount.digest);
+    }
+  }
+  const uuid = crypto.randomUUID();
+  const startedAt = Date.now();
+  const digestParam = url.searchParams.get("digest");
+  if (digestParam !== null) {
+    const digest = parseDigest(digestParam);
+    const result = await appendBody(ctx.storage, request, uploadData(name, uuid), 0, digest.algorithm);
+    return commit(ctx, request, name, uuid, digest, result.digest);
+  }
+  await ctx.storage.write(uploadData(name, uuid), new Uint8Array(0));
+  return sessionResponse(ctx, request, { name, uuid, offset: 0, startedAt }, 202);
+}
+
+const CONTENT_RANGE = /^(?:bytes )?(\d+)-(\d+)(?:\/(?:\d+|\*))?$/;
+
+/**
+ * `PATCH` a chunk. With `Content-Range: a-b` the chunk must start at the
+ * current offset (else 416); without it the body is appended (skopeo sends the
+ * whole blob this way).
+ */
+export async function patchUpload(ctx: RegistryContext, request: Request, url: URL, name: string, uuid: string): Promise<Response> {
+  const { state, size } = await loadSession(ctx, url, name, uuid);
+  if (state.offset !== size) throw offsetMismatch(size);
+  const contentRange = request.headers.get("content-range");
+  if (contentRange !== null) {
+    const match = CONTENT_RANGE.exec(contentRange.trim());
+    if (!match) throw new RegistryError("RANGE_INVALID", "malformed Content-Range", 416, undefined, { Range: rangeValue(size) });
+    const start = Number(match[1]);
+    const end = Number(match[2]);
+    if (start !== size || end < start) throw offsetMismatch(size);
+    const declared = request.headers.get("content-length");
+    if (declared !== null && Number(declared) !== end - start + 1) {
+      throw new RegistryError("RANGE_INVALID", "Content-Range does not match Content-Length", 416, undefined, { Range: rangeValue(size) });
+    }
+  }
+  const result = await appendBody(ctx.storage, request, uploadData(name, uuid), size, "sha256");
+  const next: UploadState = { name, uuid, offset: result.size, startedAt: state.startedAt };
+  // Remember the digest only when this one request sent every byte so far.
+  if (size === 0 && result.written === result.size) next.digest = result.digest;
+  else if (result.written === 0 && state.digest) next.digest = state.digest;
+  return sessionResponse(ctx, request, next, 202);
+}
+
+/** `PUT ?digest=`: append an optional final chunk, verify the digest, commit. */
+export async function putUpload(ctx: RegistryContext, request: Request, url: URL, name: string, uuid: string): Promise<Response> {
+  const digestParam = url.searchParams.get("digest");
+  const { state, size } = await loadSession(ctx, url, name, uuid);
+  if (digestParam === null) throw new RegistryError("DIGEST_INVALID", "the digest query parameter is required");
+  const digest = parseDigest(digestParam);
+  if (state.offset !== size) throw offsetMismatch(size);
+  const known = state.digest?.startsWith(`${digest.algorithm}:`) ? state.digest : undefined;
+  let computed: string | undefined = known;
+  if (request.body && request.headers.get("content-length") !== "0") {
+    const result = await appendBody(ctx.storage, request, uploadData(name, uuid), size, digest.algorithm);
+    if (size === 0) computed = result.digest;
+    else if (result.written > 0) computed = undefined;
+  }
+  return commit(ctx, request, name, uuid, digest, computed);
+}
+
+/** `GET` upload status: 204 with the current `Range` and a fresh `Location`. */
+export async function uploadStatus(ctx: RegistryContext, request: Request, url: URL, name: string, uuid: string): Promise<Response> {
+  const { state, size } = await loadSession(ctx, url, name, uuid);
+  const next: UploadState = { name, uuid, offset: size, startedAt: state.startedAt };
+  if (state.digest && state.offset === size) next.digest = state.digest;
+  return sessionResponse(ctx, request, next, 204);
+}
+
+/** `DELETE`: cancel the upload (204). */
+export async function cancelUpload(ctx: RegistryContext, url: URL, name: string, uuid: string): Promise<Response> {
+  await loadSession(ctx, url, name, uuid);
+  await ctx.storage.deletePrefix(uploadDir(name, uuid));
+  return empty(204);
+}
