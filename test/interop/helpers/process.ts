@@ -177,6 +177,15 @@ function installExitHook(): void {
   });
 }
 
+const WATCHDOG = [
+  'parent="$1"; shift',
+  '"$@" & child=$!',
+  'trap \'kill -TERM "$child" 2>/dev/null; wait "$child"; exit 143\' TERM INT',
+  'while kill -0 "$parent" 2>/dev/null && kill -0 "$child" 2>/dev/null; do sleep 1 & wait $!; done',
+  'kill -TERM "$child" 2>/dev/null',
+  'wait "$child"',
+].join("\n");
+
 export interface Background {
   child: ChildProcess;
   command: string;
@@ -190,7 +199,14 @@ export interface Background {
 export function startBackground(cmd: string, args: readonly string[], opts: Omit<RunOptions, "input" | "timeoutMs"> = {}): Background {
   installExitHook();
   const env = opts.replaceEnv ? { ...opts.env } : { ...process.env, ...opts.env };
-  const child = spawn(cmd, [...args], { env, cwd: opts.cwd, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  // The server runs under a tiny sh watchdog that stops it when this test
+  // process disappears, even by SIGKILL (when no exit hook can run).
+  const child = spawn("/bin/sh", ["-c", WATCHDOG, "watchdog", String(process.pid), cmd, ...args], {
+    env,
+    cwd: opts.cwd,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
   tracked.add(child);
   const chunks: Buffer[] = [];
   let size = 0;
