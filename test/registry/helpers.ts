@@ -14,7 +14,7 @@ export function sha512(data: Uint8Array | string): string {
   return "sha512:" + createHash("sha512").update(data).digest("hex");
 }
 
-export function bytes(text: string): Uint8Array {
+export function bytes(text: string): Uint8Array<ArrayBuffer> {
   return new TextEncoder().encode(text);
 }
 
@@ -34,7 +34,7 @@ export async function errorCode(response: Response): Promise<string | undefined>
 }
 
 /** Monolithic push: POST then PUT with the whole body. Returns the digest. */
-export async function pushBlob(registry: Handler, name: string, data: Uint8Array | string): Promise<string> {
+export async function pushBlob(registry: Handler, name: string, data: Uint8Array<ArrayBuffer> | string): Promise<string> {
   const content = typeof data === "string" ? bytes(data) : data;
   const digest = sha256(content);
   const start = await registry(req("POST", `/v2/${name}/blobs/uploads/`));
