@@ -1,5 +1,5 @@
 import type { LogEvent } from "../../src/http/log.js";
-import { createUserService, hashPassword, memoryUserStore, type UserServiceOptions, type UserStore } from "../../src/users/index.js";
+import { createUserService, type Authenticator, hashPassword, memoryUserStore, type UserServiceOptions, type UserStore } from "../../src/users/index.js";
 
 /** Cheap scrypt for tests; the default cost is measured in password.test.ts. */
 export const FAST = { N: 16, r: 8, p: 1 };
@@ -53,7 +53,7 @@ export interface Answer {
   json: any;
 }
 
-export async function fixture(options: Partial<UserServiceOptions> = {}) {
+export async function fixture(options: Partial<UserServiceOptions> = {}, authenticateWith?: (store: UserStore) => Authenticator) {
   const raw = options.store ?? memoryUserStore();
   const store = spy(raw);
   const make = async (username: Name, sysadmin: boolean) => {
@@ -71,6 +71,7 @@ export async function fixture(options: Partial<UserServiceOptions> = {}) {
       transcript.push(JSON.stringify(event));
     },
     ...options,
+    ...(authenticateWith && { authenticate: authenticateWith(store) }),
     store,
   });
 

@@ -165,5 +165,5 @@ describe("authorization matrix", () => {
 });
 
 afterAll(() => {
-  for (const secret of secrets) for (const text of transcript) expect(text.includes(secret), "a secret leaked").toBe(false);
+  for (const secret of secrets) for (const text of transcript) expect(text.includes(secret), `a secret leaked: ${secret} in ${text.slice(0, 200)}`).toBe(false);
 });
