@@ -40,6 +40,12 @@ export function str(key: string, value: unknown): string {
   return value;
 }
 
+/** A list of non-empty strings; a single string (or comma-separated text from the environment) is accepted. */
+export function stringList(key: string, value: unknown): string[] {
+  const list = Array.isArray(value) ? value : typeof value === "string" ? value.split(",").map((s) => s.trim()) : [value];
+  return list.map((item, i) => str(`${key}[${i}]`, item));
+}
+
 /** A boolean; `"true"`/`"false"` (any case) as written in environment variables too. */
 export function bool(key: string, value: unknown): boolean {
   if (typeof value === "boolean") return value;

@@ -12,7 +12,7 @@ import { parse as parseYaml } from "yaml";
 import { applyEnvOverrides, isMap, STORAGE_OPTIONS, type EnvSources } from "./config-env.js";
 import { checkKeys } from "./config-schema.js";
 import {
-  bool, ConfigError, duration, headerMap, httpUrl, logLevel, parseAddr, pathPrefix, positiveInt, str,
+  bool, ConfigError, duration, stringList, headerMap, httpUrl, logLevel, parseAddr, pathPrefix, positiveInt, str,
   type CliLogLevel,
 } from "./config-values.js";
 
@@ -34,8 +34,8 @@ export interface TokenServiceConfig {
   path: string;
   /** Token lifetime in seconds. */
   expiration: number;
-  /** Whether anonymous callers get `pull` on every repository. */
-  anonymousPull: boolean;
+  /** Repository globs anyone, anonymous callers included, may pull (`*` = all). */
+  publicRepositories: string[];
   /** PEM private key file; `undefined` = generated under the key directory. */
   key?: string;
   /** PEM certificate file matching `key`; required with `key`. */
@@ -44,7 +44,8 @@ export interface TokenServiceConfig {
 
 /** The management API (`registrykit.users`). */
 export interface UsersConfig {
-  path: string;
+  /** The routes are `<prefix>/users…`. */
+  prefix: string;
   selfRegistration: boolean;
   adminUsername: string;
   /** Bootstrap password of the first administrator; generated when absent. */
@@ -100,7 +101,7 @@ export interface Resolved {
 /** Default token and service names. */
 export const DEFAULT_SERVICE = "registry-kit";
 export const DEFAULT_TOKEN_PATH = "/service/token";
-export const DEFAULT_USERS_PATH = "/api/users";
+export const DEFAULT_USERS_PREFIX = "/api";
 
 /** Parse a config file's text (YAML 1.2, which includes JSON). Throws {@link ConfigError} on bad syntax. */
 export function parseConfigText(text: string, source = "config"): unknown {
@@ -181,7 +182,7 @@ export function resolveConfig(input: ResolveInput): Resolved {
     tokenService = {
       path: opt("registrykit.tokenservice.path", pathPrefix) ?? DEFAULT_TOKEN_PATH,
       expiration: Math.round((opt("registrykit.tokenservice.expiration", duration) ?? 300_000) / 1000),
-      anonymousPull: opt("registrykit.tokenservice.anonymouspull", bool) ?? false,
+      publicRepositories: opt("registrykit.tokenservice.publicrepositories", stringList) ?? [],
       ...(key !== undefined && certificate !== undefined ? { key: abs(key), certificate: abs(certificate) } : {}),
     };
     if (tokenService.expiration < 1) throw new ConfigError(named("registrykit.tokenservice.expiration"), "must be at least 1s");
@@ -212,7 +213,7 @@ export function resolveConfig(input: ResolveInput): Resolved {
     ...(usersOn
       ? {
           users: {
-            path: opt("registrykit.users.path", pathPrefix) ?? DEFAULT_USERS_PATH,
+            prefix: opt("registrykit.users.prefix", pathPrefix) ?? DEFAULT_USERS_PREFIX,
             selfRegistration: opt("registrykit.users.selfregistration", bool) ?? false,
             adminUsername: opt("registrykit.users.admin.username", str) ?? (env.REGISTRY_KIT_ADMIN_USER || "admin"),
             ...adminPassword(opt("registrykit.users.admin.password", str) ?? env.REGISTRY_KIT_ADMIN_PASSWORD),
@@ -300,13 +301,14 @@ function completeAuth(
 function checkPaths(config: AllInOneConfig, named: (key: string) => string): void {
   const paths: [string, string | undefined][] = [
     ["registrykit.tokenservice.path", config.tokenService?.path],
-    ["registrykit.users.path", config.users?.path],
+    ["registrykit.users.prefix", config.users && `${config.users.prefix}/users`],
   ];
   for (const [key, value] of paths) {
     if (value === undefined) continue;
     if (value === "/v2" || value.startsWith("/v2/")) throw new ConfigError(named(key), "cannot be under /v2, which the registry owns");
   }
-  if (config.tokenService && config.users && config.tokenService.path === config.users.path) {
-    throw new ConfigError(named("registrykit.users.path"), "must differ from registrykit.tokenservice.path");
+  const usersPath = config.users && `${config.users.prefix}/users`;
+  if (config.tokenService && usersPath && (config.tokenService.path === usersPath || config.tokenService.path.startsWith(`${usersPath}/`))) {
+    throw new ConfigError(named("registrykit.tokenservice.path"), `must not be inside the users API (${usersPath})`);
   }
 }

@@ -67,8 +67,8 @@ describe("built-in defaults (serve without CONFIG)", () => {
       catalogMaxEntries: 1000,
       log: { level: "info", accessLog: true },
       auth: { service: "registry-kit", issuer: "registry-kit" },
-      tokenService: { path: "/service/token", expiration: 300, anonymousPull: false },
-      users: { path: "/api/users", selfRegistration: false, adminUsername: "admin" },
+      tokenService: { path: "/service/token", expiration: 300, publicRepositories: [] },
+      users: { prefix: "/api", selfRegistration: false, adminUsername: "admin" },
       keyDirectory: "/srv/app/data/keys",
     });
   });
@@ -146,7 +146,7 @@ describe("the registrykit section", () => {
   it("serves registry-kit's own token service with every default", () => {
     const { config } = resolve(`${MINIMAL}registrykit: {tokenservice: {}}`);
     expect(config.auth).toEqual({ service: "registry-kit", issuer: "registry-kit" });
-    expect(config.tokenService).toEqual({ path: "/service/token", expiration: 300, anonymousPull: false });
+    expect(config.tokenService).toEqual({ path: "/service/token", expiration: 300, publicRepositories: [] });
     expect(config.users).toBeUndefined();
   });
 
@@ -156,14 +156,14 @@ auth: {token: {realm: "https://r.example/auth", service: svc, issuer: iss}}
 registrykit:
   keydirectory: /keys
   trustproxy: true
-  tokenservice: {path: /auth, expiration: 15m, anonymouspull: true, key: k.pem, certificate: c.pem}
-  users: {path: /admin/users, selfregistration: true, admin: {username: boss, password: pw}}
+  tokenservice: {path: /auth, expiration: 15m, publicrepositories: ["library/*", public], key: k.pem, certificate: c.pem}
+  users: {prefix: /admin, selfregistration: true, admin: {username: boss, password: pw}}
 `);
     expect(config.auth).toEqual({ realm: "https://r.example/auth", service: "svc", issuer: "iss" });
     expect(config.tokenService).toEqual({
-      path: "/auth", expiration: 900, anonymousPull: true, key: "/srv/app/k.pem", certificate: "/srv/app/c.pem",
+      path: "/auth", expiration: 900, publicRepositories: ["library/*", "public"], key: "/srv/app/k.pem", certificate: "/srv/app/c.pem",
     });
-    expect(config.users).toEqual({ path: "/admin/users", selfRegistration: true, adminUsername: "boss", adminPassword: "pw" });
+    expect(config.users).toEqual({ prefix: "/admin", selfRegistration: true, adminUsername: "boss", adminPassword: "pw" });
     expect(config.keyDirectory).toBe("/keys");
     expect(config.http.trustProxy).toBe(true);
   });
@@ -203,11 +203,17 @@ describe("environment overrides (REGISTRY_<SECTION>_<KEY>)", () => {
   it("reach registry-kit's own section", () => {
     const { config } = resolve(undefined, {
       REGISTRY_REGISTRYKIT_TOKENSERVICE_EXPIRATION: "60",
+      REGISTRY_REGISTRYKIT_USERS_PREFIX: "/manage",
       REGISTRY_REGISTRYKIT_USERS_SELFREGISTRATION: "true",
       REGISTRY_REGISTRYKIT_TOKENSERVICE_ENABLED: "false",
     });
     expect(config.tokenService).toBeUndefined();
-    expect(config.users?.selfRegistration).toBe(true);
+    expect(config.users).toMatchObject({ selfRegistration: true, prefix: "/manage" });
+  });
+
+  it("split comma-separated lists", () => {
+    const { config } = resolve(undefined, { REGISTRY_REGISTRYKIT_TOKENSERVICE_PUBLICREPOSITORIES: "library/*, public" });
+    expect(config.tokenService?.publicRepositories).toEqual(["library/*", "public"]);
   });
 
   it("REGISTRY_STORAGE selects the driver and keeps the storage options", () => {
@@ -297,8 +303,9 @@ describe("invalid values stop start-up with the key named", () => {
     [`${MINIMAL}registrykit: {tokenservice: {path: "/v2/token"}}`, "registrykit.tokenservice.path"],
     [`${MINIMAL}registrykit: {tokenservice: {expiration: "0s"}}`, "registrykit.tokenservice.expiration"],
     [`${MINIMAL}registrykit: {tokenservice: {key: k.pem}}`, "registrykit.tokenservice.certificate"],
-    [`${MINIMAL}registrykit: {tokenservice: {anonymouspull: maybe}}`, "registrykit.tokenservice.anonymouspull"],
-    [`${MINIMAL}registrykit: {tokenservice: {}, users: {path: /service/token}}`, "registrykit.users.path"],
+    [`${MINIMAL}registrykit: {tokenservice: {publicrepositories: [""]}}`, "registrykit.tokenservice.publicrepositories[0]"],
+    [`${MINIMAL}registrykit: {tokenservice: {path: /api/users/token}, users: {}}`, "registrykit.tokenservice.path"],
+    [`${MINIMAL}registrykit: {users: {prefix: /v2}}`, "registrykit.users.prefix"],
     [`${MINIMAL}registrykit: {users: {admin: {username: ""}}}`, "registrykit.users.admin.username"],
     [`${MINIMAL}registrykit: {users: {enabled: 1}}`, "registrykit.users.enabled"],
   ])("%s → %s", (yaml, key) => {

@@ -1,0 +1,196 @@
+/**
+ * The composition of the all-in-one server: which handler owns which path,
+ * built from an {@link AllInOneConfig}. It opens storage and reads or creates
+ * keys, but never listens on a port, so it is unit-tested by calling the
+ * handler directly.
+ *
+ * | Path | Handler |
+ * |---|---|
+ * | `/v2`, `/v2/…` | the registry |
+ * | `registrykit.tokenservice.path` (default `/service/token`) | the token service, when enabled |
+ * | `<registrykit.users.prefix>/users…` (default `/api/users`) | the management API, when enabled |
+ * | anything else | 404 |
+ *
+ * @module
+ */
+import { readFile } from "node:fs/promises";
+import {
+  createTokenAuthorizer, createTokenService, defaultPolicy, pemKeys, type KeyProvider,
+} from "../auth/index.js";
+import { pemKeysFromFiles } from "../auth/keys.node.js";
+import type { Authorizer } from "../auth/access.js";
+import { silent, type LogHook } from "../http/log.js";
+import { createRegistry } from "../registry/index.js";
+import type { StorageDriver } from "../storage/driver.js";
+import { fsStorage } from "../storage/fs/index.js";
+import { memoryStorage } from "../storage/memory/index.js";
+import { bootstrapAdmin, createUserService, storageUserStore, storeCredentialCheck } from "../users/index.js";
+import type { AllInOneConfig } from "./config.js";
+import { generatePassword, KEY_FILES, loadOrCreateSigningKey, loadOrCreateUploadSecret } from "./key-material.js";
+
+/** Extra inputs of {@link createAllInOne}. */
+export interface AllInOneOptions {
+  /**
+   * The server's base URL once bound (e.g. `http://127.0.0.1:41233`), used
+   * for the default token realm when neither `auth.token.realm` nor
+   * `http.host` is set.
+   */
+  origin?: string;
+  /** Receives the services' log events. */
+  log?: LogHook;
+  /** Use this storage instead of the configured one (tests). */
+  storage?: StorageDriver;
+}
+
+/** What the server runs, for the banner and for tests. */
+export interface AllInOneInfo {
+  registryPath: "/v2/";
+  storage: string;
+  keyDirectory: string;
+  /** How the registry authenticates. */
+  auth:
+    | { mode: "none" }
+    | { mode: "token"; realm: string; service: string; issuer: string; external: boolean; rootCertBundle?: string };
+  tokenService?: { path: string; kid: string; keyFile: string; keyCreated: boolean; certificateFile?: string };
+  users?: { path: string };
+  /** Set when this start created the first administrator; `password` only when it was generated. */
+  admin?: { username: string; password?: string };
+  uploadSecret: { source: "config" | "file"; file?: string; created: boolean };
+}
+
+/** A composed server: one fetch handler for every path. */
+export interface AllInOne {
+  handler: (request: Request) => Promise<Response>;
+  /** Release storage resources. */
+  close(): Promise<void>;
+  info: AllInOneInfo;
+}
+
+const NOT_FOUND = JSON.stringify({ errors: [{ code: "NOT_FOUND", message: "no such route", detail: null }] });
+
+/** Build the all-in-one handler from `config`. */
+export async function createAllInOne(config: AllInOneConfig, options: AllInOneOptions = {}): Promise<AllInOne> {
+  const log = options.log ?? silent;
+  const storage = options.storage ?? openStorage(config);
+
+  const uploadSecret = config.http.secret !== undefined
+    ? { value: config.http.secret, created: false, file: undefined }
+    : await loadOrCreateUploadSecret(config.keyDirectory);
+
+  const users = config.users ? storageUserStore(storage) : undefined;
+  let admin: AllInOneInfo["admin"];
+  if (users && config.users) {
+    const password = config.users.adminPassword ?? generatePassword();
+    const created = await bootstrapAdmin(users, { username: config.users.adminUsername, password });
+    if (created) admin = { username: created.username, ...(config.users.adminPassword ? {} : { password }) };
+  }
+
+  let tokenKeys: KeyProvider | undefined;
+  let tokenInfo: AllInOneInfo["tokenService"];
+  if (config.tokenService) {
+    const own = config.tokenService;
+    if (own.key && own.certificate) {
+      tokenKeys = await pemKeysFromFiles({ privateKey: own.key, certificate: own.certificate });
+      tokenInfo = { path: own.path, kid: "", keyFile: own.key, keyCreated: false, certificateFile: own.certificate };
+    } else {
+      const pem = await loadOrCreateSigningKey(config.keyDirectory);
+      tokenKeys = pemKeys(pem.value);
+      tokenInfo = {
+        path: own.path, kid: "", keyFile: pem.file, keyCreated: pem.created,
+        certificateFile: pem.file.replace(KEY_FILES.privateKey, KEY_FILES.certificate),
+      };
+    }
+    const signing = await tokenKeys.signingKey();
+    tokenInfo.kid = signing.kid ?? "";
+  }
+
+  let authorize: Authorizer | undefined;
+  let authInfo: AllInOneInfo["auth"] = { mode: "none" };
+  if (config.auth) {
+    const realm = config.auth.realm ?? `${config.http.publicUrl ?? options.origin ?? localOrigin(config)}${config.tokenService?.path ?? "/"}`;
+    const bundle = config.auth.rootCertBundle;
+    const trust = bundle !== undefined ? { rootCertBundle: await readFile(bundle, "utf8") } : { keys: tokenKeys as KeyProvider };
+    authorize = createTokenAuthorizer({ realm, service: config.auth.service, issuer: config.auth.issuer, ...trust, log });
+    authInfo = {
+      mode: "token", realm, service: config.auth.service, issuer: config.auth.issuer, external: !config.tokenService,
+      ...(bundle !== undefined ? { rootCertBundle: bundle } : {}),
+    };
+  }
+
+  const registry = createRegistry({
+    storage,
+    ...(authorize ? { authorize } : {}),
+    uploadSecret: uploadSecret.value,
+    deleteEnabled: config.deleteEnabled,
+    limits: { listEntries: config.catalogMaxEntries },
+    log,
+  });
+
+  const routes: { matches: (path: string) => boolean; handler: (request: Request) => Promise<Response> }[] = [
+    { matches: (p) => p === "/v2" || p.startsWith("/v2/"), handler: registry },
+  ];
+  if (config.tokenService && tokenKeys && config.auth) {
+    const path = config.tokenService.path;
+    const tokenService = createTokenService({
+      issuer: config.auth.issuer,
+      service: config.auth.service,
+      keys: tokenKeys,
+      ...(users ? { checkCredentials: storeCredentialCheck(users) } : {}),
+      policy: defaultPolicy({ publicRepositories: config.tokenService.publicRepositories }),
+      expiresIn: config.tokenService.expiration,
+      log,
+    });
+    routes.push({ matches: (p) => p === path || p === `${path}/`, handler: tokenService });
+  }
+  if (users && config.users) {
+    const base = `${config.users.prefix}/users`;
+    const service = createUserService({ store: users, prefix: config.users.prefix, selfRegistration: config.users.selfRegistration, authMode: "db", log });
+    routes.push({ matches: (p) => p === base || p.startsWith(`${base}/`), handler: service });
+  }
+
+  const extraHeaders = config.http.headers;
+  const handler = async (request: Request): Promise<Response> => {
+    const path = new URL(request.url).pathname;
+    const route = routes.find((r) => r.matches(path));
+    const response = route
+      ? await route.handler(request)
+      : new Response(NOT_FOUND, { status: 404, headers: { "content-type": "application/json; charset=utf-8" } });
+    return extraHeaders.length > 0 ? withHeaders(response, extraHeaders) : response;
+  };
+
+  return {
+    handler,
+    close: async () => {
+      await storage.close?.();
+    },
+    info: {
+      registryPath: "/v2/",
+      storage: config.storage.driver === "filesystem" && !options.storage ? `filesystem ${config.storage.rootDirectory}` : storage.name,
+      keyDirectory: config.keyDirectory,
+      auth: authInfo,
+      ...(tokenInfo ? { tokenService: tokenInfo } : {}),
+      ...(config.users ? { users: { path: `${config.users.prefix}/users` } } : {}),
+      ...(admin ? { admin } : {}),
+      uploadSecret: uploadSecret.file !== undefined
+        ? { source: "file", file: uploadSecret.file, created: uploadSecret.created }
+        : { source: "config", created: false },
+    },
+  };
+}
+
+function openStorage(config: AllInOneConfig): StorageDriver {
+  return config.storage.driver === "filesystem" ? fsStorage({ root: config.storage.rootDirectory }) : memoryStorage();
+}
+
+function localOrigin(config: AllInOneConfig): string {
+  const host = config.http.host === "0.0.0.0" ? "127.0.0.1" : config.http.host === "::" ? "[::1]" : config.http.host;
+  return `http://${host.includes(":") && !host.startsWith("[") ? `[${host}]` : host}:${config.http.port}`;
+}
+
+/** `http.headers` are added to every response, unless the handler set the header itself. */
+function withHeaders(response: Response, extra: readonly [string, string][]): Response {
+  const headers = new Headers(response.headers);
+  const own = new Set([...response.headers.keys()]);
+  for (const [name, value] of extra) if (!own.has(name.toLowerCase())) headers.append(name, value);
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+}
