@@ -1,0 +1,630 @@
+/**
+ * A storage driver on an S3-compatible object store (AWS S3, Ceph radosgw,
+ * MinIO, ...), speaking the S3 REST API over `fetch` with SigV4 signing by
+ * `aws4fetch`. Runtime-neutral: `fetch`, WebCrypto and web streams only.
+ *
+ * How the contract maps onto S3 (see docs/storage-s3.md):
+ * - `write`: one PUT for bodies up to `partSize`, a multipart upload beyond.
+ *   Parts are buffered, so memory per write is bounded by
+ *   `partSize × (concurrency + 1)`.
+ * - `append`: every append is its own *part object* `<key>!<offset>` (offset
+ *   zero-padded to 16 digits), created with `If-None-Match: *` so that two
+ *   racing appends at one offset cannot both succeed. The object is the
+ *   concatenation of its part objects; `!` sorts below every character a key
+ *   may hold, so part objects list right after their key and never match
+ *   another key's prefix.
+ * - `move` of an appended object assembles the parts server-side into the
+ *   final key (multipart upload with UploadPartCopy; runs of parts under
+ *   5 MiB are merged by streaming them into one part), then deletes them.
+ * - A plain object at `<key>` wins over part objects of the same key.
+ *
+ * @module
+ */
+import { md5 } from "@noble/hashes/legacy.js";
+import { StorageError, type AppendOptions, type ByteRange, type ListOptions, type ListPage, type ObjectInfo, type StorageBody, type StorageDriver, type WriteOptions } from "../driver.js";
+import { concatStreams, emptyStream, PieceReader, pieceBody, type Piece } from "./body.js";
+import { S3Client, type ReplayableBody } from "./client.js";
+import { children, childText, escapeXml } from "./xml.js";
+
+export { XmlError, parseXml, decodeEntities, escapeXml } from "./xml.js";
+export type { XmlElement } from "./xml.js";
+
+/** Options of {@link s3Storage}. */
+export interface S3StorageOptions {
+  /** The bucket; it must exist. */
+  bucket: string;
+  /** Signing region; default `AWS_REGION`, `AWS_DEFAULT_REGION` or `us-east-1`. */
+  region?: string;
+  /** Service URL, e.g. `http://127.0.0.1:7480`; default `S3_ENDPOINT`, `AWS_ENDPOINT_URL_S3`, or AWS S3 in the region. */
+  endpoint?: string;
+  /** Address the bucket in the path (`/bucket/key`) rather than the host name. Default: true when an endpoint is given, false for AWS. */
+  forcePathStyle?: boolean;
+  /** Default `AWS_ACCESS_KEY_ID`. */
+  accessKeyId?: string;
+  /** Default `AWS_SECRET_ACCESS_KEY`. */
+  secretAccessKey?: string;
+  /** Default `AWS_SESSION_TOKEN`. */
+  sessionToken?: string;
+  /** Prefix for every key in the bucket, e.g. `"registry"`. */
+  rootDirectory?: string;
+  /** Multipart part size in bytes; default 8 MiB, at least 5 MiB, at most 5 GiB. */
+  partSize?: number;
+  /** Parts uploaded or copied in parallel by one write or move; default 2. A write buffers at most `partSize × (concurrency + 1)` bytes. */
+  concurrency?: number;
+  /** Retries of a failed idempotent request (5xx, 429, network errors); default 5. */
+  maxRetries?: number;
+  /** Base delay of the exponential backoff in ms; default 100. */
+  retryBaseMs?: number;
+  /** Sign payload hashes (SHA-256 of each body) instead of `UNSIGNED-PAYLOAD`; default false. */
+  signPayload?: boolean;
+  /** Allow a plain `http:` endpoint that is not on loopback; default false. */
+  allowHttp?: boolean;
+  /** The fetch to use (for tests, proxies or fault injection); default `globalThis.fetch`. */
+  fetch?: typeof fetch;
+}
+
+const MiB = 1024 * 1024;
+const MIN_PART = 5 * MiB;
+const MAX_PART = 5 * 1024 * MiB;
+const MAX_COPY = 5 * 1024 * MiB;
+const MAX_PARTS = 10_000;
+const PART_MARK = "!";
+const OFFSET_DIGITS = 16;
+const DELETE_BATCH = 1000;
+
+/** One entry of a ListObjectsV2 page. */
+interface RawEntry {
+  key: string;
+  size: number;
+  modified: Date;
+}
+
+/** A part object of an appended object. */
+interface PartObject {
+  key: string;
+  offset: number;
+  size: number;
+  modified: Date;
+}
+
+/** What is stored under one key: a plain object and/or the part objects of an append. */
+interface Stored {
+  plain?: RawEntry | undefined;
+  /** Contiguous part objects from offset 0, in order. */
+  parts: PartObject[];
+  /** Every part object found, contiguous or not. */
+  allParts: PartObject[];
+  partsSize: number;
+}
+
+/** Create an S3 storage driver. The bucket must exist. */
+export function s3Storage(options: S3StorageOptions): StorageDriver {
+  const env = readEnv();
+  const region = options.region ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? "us-east-1";
+  const accessKeyId = options.accessKeyId ?? env.AWS_ACCESS_KEY_ID;
+  const secretAccessKey = options.secretAccessKey ?? env.AWS_SECRET_ACCESS_KEY;
+  const sessionToken = options.sessionToken ?? (options.accessKeyId === undefined ? env.AWS_SESSION_TOKEN : undefined);
+  if (!options.bucket) throw new TypeError("s3Storage: bucket is required");
+  if (!accessKeyId || !secretAccessKey) {
+    throw new TypeError("s3Storage: credentials are required (accessKeyId/secretAccessKey or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)");
+  }
+  const endpointText = options.endpoint ?? env.S3_ENDPOINT ?? env.AWS_ENDPOINT_URL_S3;
+  let endpoint: URL;
+  try {
+    endpoint = new URL(endpointText ?? `https://s3.${region}.amazonaws.com`);
+  } catch {
+    throw new TypeError("s3Storage: endpoint is not a valid URL");
+  }
+  if (endpoint.protocol !== "https:" && endpoint.protocol !== "http:") throw new TypeError("s3Storage: endpoint must be http: or https:");
+  if (endpoint.protocol === "http:" && !options.allowHttp && !isLoopback(endpoint.hostname)) {
+    throw new TypeError("s3Storage: plain http is only allowed on loopback; use https or set allowHttp");
+  }
+  const partSize = options.partSize ?? 8 * MiB;
+  if (!Number.isSafeInteger(partSize) || partSize < MIN_PART || partSize > MAX_PART) {
+    throw new TypeError("s3Storage: partSize must be an integer from 5 MiB to 5 GiB");
+  }
+  const concurrency = options.concurrency ?? 2;
+  if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new TypeError("s3Storage: concurrency must be a positive integer");
+  const root = (options.rootDirectory ?? "").replace(/^\/+|\/+$/g, "");
+  if (root && !/^[A-Za-z0-9._@:+=/-]+$/.test(root)) throw new TypeError("s3Storage: rootDirectory has invalid characters");
+  const signPayload = options.signPayload ?? false;
+
+  const client = new S3Client({
+    bucket: options.bucket,
+    region,
+    endpoint,
+    forcePathStyle: options.forcePathStyle ?? endpointText !== undefined,
+    accessKeyId,
+    secretAccessKey,
+    sessionToken,
+    maxRetries: options.maxRetries ?? 5,
+    retryBaseMs: options.retryBaseMs ?? 100,
+    signPayload,
+    fetch: options.fetch ?? globalThis.fetch,
+  });
+
+  const rootPrefix = root ? root + "/" : "";
+  const objectKey = (key: string): string => rootPrefix + key;
+  const partKey = (key: string, offset: number): string => objectKey(key) + PART_MARK + String(offset).padStart(OFFSET_DIGITS, "0");
+  /** The driver key a bucket key stands for (part objects stand for their key). */
+  const logicalKey = (raw: string): string => {
+    const k = raw.slice(rootPrefix.length);
+    const mark = k.indexOf(PART_MARK);
+    return mark === -1 ? k : k.slice(0, mark);
+  };
+
+  // ---- listing -------------------------------------------------------------
+
+  async function listPage(prefix: string, opts: { startAfter?: string | undefined; token?: string | undefined; maxKeys?: number }): Promise<{ entries: RawEntry[]; next?: string | undefined }> {
+    const root = await client.sendXml({
+      op: "list",
+      method: "GET",
+      query: {
+        "list-type": 2,
+        prefix,
+        "max-keys": opts.maxKeys ?? 1000,
+        "start-after": opts.token ? undefined : opts.startAfter,
+        "continuation-token": opts.token,
+      },
+    });
+    const entries = children(root, "Contents").map((c) => ({
+      key: childText(c, "Key") ?? "",
+      size: Number(childText(c, "Size") ?? "0"),
+      modified: new Date(childText(c, "LastModified") ?? 0),
+    }));
+    const truncated = childText(root, "IsTruncated") === "true";
+    const next = childText(root, "NextContinuationToken");
+    if (truncated && !next) throw new StorageError("io", "s3 list: truncated answer without a continuation token");
+    return { entries, next: truncated ? next : undefined };
+  }
+
+  async function* listAll(prefix: string, startAfter?: string, maxKeys?: number): AsyncGenerator<RawEntry> {
+    let token: string | undefined;
+    do {
+      const page = await listPage(prefix, { startAfter, token, ...(maxKeys ? { maxKeys } : {}) });
+      yield* page.entries;
+      token = page.next;
+    } while (token);
+  }
+
+  /** The plain object and part objects stored for a key, in one listing (they sort first under the key). */
+  async function inspect(key: string): Promise<Stored> {
+    const base = objectKey(key);
+    let plain: RawEntry | undefined;
+    const allParts: PartObject[] = [];
+    for await (const entry of listAll(base, undefined, 100)) {
+      if (entry.key === base) plain = entry;
+      else if (entry.key.startsWith(base + PART_MARK)) {
+        const offset = Number(entry.key.slice(base.length + 1));
+        if (Number.isSafeInteger(offset)) allParts.push({ key: entry.key, offset, size: entry.size, modified: entry.modified });
+      } else break;
+    }
+    return { plain, ...contiguous(allParts), allParts };
+  }
+
+  async function listParts(key: string): Promise<{ parts: PartObject[]; partsSize: number; allParts: PartObject[] }> {
+    const prefix = objectKey(key) + PART_MARK;
+    const allParts: PartObject[] = [];
+    for await (const entry of listAll(prefix)) {
+      const offset = Number(entry.key.slice(prefix.length));
+      if (Number.isSafeInteger(offset)) allParts.push({ key: entry.key, offset, size: entry.size, modified: entry.modified });
+    }
+    return { ...contiguous(allParts), allParts };
+  }
+
+  // ---- deleting ------------------------------------------------------------
+
+  async function deleteKeys(keys: string[]): Promise<void> {
+    for (let i = 0; i < keys.length; i += DELETE_BATCH) {
+      const batch = keys.slice(i, i + DELETE_BATCH);
+      if (batch.length === 1) {
+        await client.send({ op: "delete", method: "DELETE", key: batch[0]!, accept: [404] });
+        continue;
+      }
+      const xml = `<?xml version="1.0" encoding="UTF-8"?><Delete><Quiet>true</Quiet>${batch.map((k) => `<Object><Key>${escapeXml(k)}</Key></Object>`).join("")}</Delete>`;
+      const bytes = new TextEncoder().encode(xml);
+      const result = await client.sendXml({
+        op: "delete",
+        method: "POST",
+        query: { delete: "" },
+        headers: { "content-md5": base64(md5(bytes)), "content-type": "application/xml" },
+        body: bytes,
+      });
+      const failed = children(result, "Error").filter((e) => childText(e, "Code") !== "NoSuchKey");
+      if (failed.length > 0) {
+        const first = failed[0]!;
+        throw new StorageError("io", `s3 delete: ${failed.length} objects not deleted (${childText(first, "Code")} on ${JSON.stringify(childText(first, "Key"))})`);
+      }
+    }
+  }
+
+  async function deleteParts(key: string): Promise<void> {
+    const { allParts } = await listParts(key);
+    if (allParts.length > 0) await deleteKeys(allParts.map((p) => p.key));
+  }
+
+  // ---- writing -------------------------------------------------------------
+
+  async function putObject(rawKey: string, piece: Piece, headers: Record<string, string>, signal: AbortSignal | undefined, op: string, accept?: number[]): Promise<Response> {
+    return client.send({ op, method: "PUT", key: rawKey, body: pieceBody(piece, signPayload), headers, signal, ...(accept ? { accept } : {}) });
+  }
+
+  /** Upload the rest of a body as a multipart upload, starting with `first`. */
+  async function multipartWrite(rawKey: string, first: Piece, reader: PieceReader, signal: AbortSignal | undefined): Promise<number> {
+    const uploadId = await createMultipart(rawKey, signal);
+    try {
+      const etags: string[] = [];
+      const inFlight = new Set<Promise<void>>();
+      let failure: unknown;
+      let total = 0;
+      let partNumber = 0;
+      for (let piece: Piece | undefined = first; piece && piece.length > 0; piece = await reader.next()) {
+        const number = ++partNumber;
+        if (number > MAX_PARTS) throw new StorageError("io", `s3 write: more than ${MAX_PARTS} parts; raise partSize`);
+        total += piece.length;
+        const current = piece;
+        const task = client
+          .send({ op: "write", method: "PUT", key: rawKey, query: { partNumber: number, uploadId }, body: pieceBody(current, signPayload), signal })
+          .then((response) => {
+            etags[number - 1] = response.headers.get("etag") ?? "";
+            void response.body?.cancel();
+          })
+          .catch((error: unknown) => {
+            failure ??= error;
+          })
+          .finally(() => current.release());
+        const tracked: Promise<void> = task.finally(() => inFlight.delete(tracked));
+        inFlight.add(tracked);
+        while (inFlight.size >= concurrency) await Promise.race(inFlight);
+        if (failure) break;
+      }
+      await Promise.all(inFlight);
+      if (failure) throw failure;
+      await completeMultipart(rawKey, uploadId, etags, signal);
+      return total;
+    } catch (error) {
+      await reader.cancel(error);
+      await abortMultipart(rawKey, uploadId);
+      throw error;
+    }
+  }
+
+  async function createMultipart(rawKey: string, signal?: AbortSignal): Promise<string> {
+    const created = await client.sendXml({ op: "write", method: "POST", key: rawKey, query: { uploads: "" }, signal });
+    const uploadId = childText(created, "UploadId");
+    if (!uploadId) throw new StorageError("io", "s3 write: no UploadId in the answer to CreateMultipartUpload");
+    return uploadId;
+  }
+
+  async function completeMultipart(rawKey: string, uploadId: string, etags: string[], signal?: AbortSignal): Promise<void> {
+    const xml = `<CompleteMultipartUpload>${etags.map((etag, i) => `<Part><PartNumber>${i + 1}</PartNumber><ETag>${escapeXml(etag)}</ETag></Part>`).join("")}</CompleteMultipartUpload>`;
+    await client.sendXml({ op: "write", method: "POST", key: rawKey, query: { uploadId }, body: xml, headers: { "content-type": "application/xml" }, signal });
+  }
+
+  async function abortMultipart(rawKey: string, uploadId: string): Promise<void> {
+    await client.send({ op: "abort", method: "DELETE", key: rawKey, query: { uploadId }, accept: [404] }).then(
+      (r) => r.body?.cancel(),
+      () => {}, // best effort: a bucket lifecycle rule should clean up what is left
+    );
+  }
+
+  /** Copy `sourceKey` (raw) of `size` bytes to `rawKey` server-side. */
+  async function copyObject(sourceKey: string, size: number, rawKey: string): Promise<void> {
+    if (size <= MAX_COPY) {
+      await client.sendXml({ op: "move", method: "PUT", key: rawKey, headers: { "x-amz-copy-source": client.copySource(sourceKey) } });
+      return;
+    }
+    const tasks: AssemblyTask[] = [];
+    for (let offset = 0; offset < size; offset += partSize) {
+      tasks.push({ kind: "copy", source: sourceKey, range: [offset, Math.min(size, offset + partSize) - 1] });
+    }
+    await assemble(rawKey, tasks);
+  }
+
+  type AssemblyTask =
+    | { kind: "copy"; source: string; range?: [number, number] }
+    | { kind: "merge"; sources: PartObject[]; length: number };
+
+  /** Build `rawKey` from tasks as one multipart upload, `concurrency` parts at a time. */
+  async function assemble(rawKey: string, tasks: AssemblyTask[]): Promise<void> {
+    if (tasks.length > MAX_PARTS) throw new StorageError("io", `s3 move: more than ${MAX_PARTS} parts`);
+    const uploadId = await createMultipart(rawKey);
+    try {
+      const etags: string[] = new Array(tasks.length);
+      let next = 0;
+      const worker = async (): Promise<void> => {
+        for (let i = next++; i < tasks.length; i = next++) {
+          const task = tasks[i]!;
+          const query = { partNumber: i + 1, uploadId };
+          if (task.kind === "copy") {
+            const headers: Record<string, string> = { "x-amz-copy-source": client.copySource(task.source) };
+            if (task.range) headers["x-amz-copy-source-range"] = `bytes=${task.range[0]}-${task.range[1]}`;
+            const result = await client.sendXml({ op: "move", method: "PUT", key: rawKey, query, headers });
+            etags[i] = childText(result, "ETag") ?? "";
+          } else {
+            const response = await client.send({ op: "move", method: "PUT", key: rawKey, query, body: mergedBody(task.sources, task.length) });
+            etags[i] = response.headers.get("etag") ?? "";
+            void response.body?.cancel();
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(concurrency, tasks.length) }, worker));
+      await completeMultipart(rawKey, uploadId, etags);
+    } catch (error) {
+      await abortMultipart(rawKey, uploadId);
+      throw error;
+    }
+  }
+
+  /** A body streaming part objects one after the other (reopened on retry). */
+  function mergedBody(sources: PartObject[], length: number): ReplayableBody {
+    return { length, open: () => concatStreams(sources.map((p) => () => getStream(p.key, "move"))) };
+  }
+
+  async function getStream(rawKey: string, op: string, range?: [number, number]): Promise<ReadableStream<Uint8Array>> {
+    const headers: Record<string, string> = range ? { range: `bytes=${range[0]}-${range[1]}` } : {};
+    const response = await client.send({ op, method: "GET", key: rawKey, headers, accept: [404] });
+    if (response.status === 404) {
+      await response.body?.cancel();
+      throw new StorageError("io", `s3 ${op}: an appended part vanished while being read (concurrent move or delete)`);
+    }
+    return response.body ?? emptyStream();
+  }
+
+  /** Plan the parts of an assembled object: big part objects are copied, runs of small ones merged. */
+  function planAssembly(parts: PartObject[]): AssemblyTask[] {
+    const tasks: AssemblyTask[] = [];
+    let run: PartObject[] = [];
+    let runLength = 0;
+    for (const part of parts) {
+      if (run.length === 0 && part.size >= MIN_PART) {
+        tasks.push({ kind: "copy", source: part.key });
+        continue;
+      }
+      run.push(part);
+      runLength += part.size;
+      if (runLength >= MIN_PART) {
+        tasks.push({ kind: "merge", sources: run, length: runLength });
+        run = [];
+        runLength = 0;
+      }
+    }
+    if (run.length > 0) tasks.push({ kind: "merge", sources: run, length: runLength });
+    return tasks;
+  }
+
+  /** Write one piece as the part object at `offset`, unless one is there already. */
+  async function claimPart(key: string, offset: number, piece: Piece, signal: AbortSignal | undefined): Promise<boolean> {
+    const rawKey = partKey(key, offset);
+    const response = await putObject(rawKey, piece, { "if-none-match": "*" }, signal, "append", [412]);
+    void response.body?.cancel();
+    if (response.status !== 412) {
+      piece.release();
+      return true;
+    }
+    // A retried PUT may have succeeded before: then the part holds our bytes.
+    const head = await client.send({ op: "append", method: "HEAD", key: rawKey, accept: [404] });
+    const etag = head.headers.get("etag")?.replace(/"/g, "");
+    if (head.status === 200 && Number(head.headers.get("content-length")) === piece.length && etag && !etag.includes("-")) {
+      const digest = md5.create();
+      for (const chunk of piece.chunks) digest.update(chunk);
+      if (toHexString(digest.digest()) === etag) {
+        piece.release();
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // ---- the driver ----------------------------------------------------------
+
+  const driver: StorageDriver = {
+    name: "s3",
+
+    async stat(key: string): Promise<ObjectInfo | undefined> {
+      const head = await client.send({ op: "stat", method: "HEAD", key: objectKey(key), accept: [404] });
+      if (head.status === 200) {
+        return { size: Number(head.headers.get("content-length") ?? "0"), modified: new Date(head.headers.get("last-modified") ?? 0) };
+      }
+      const { parts, partsSize } = await listParts(key);
+      if (parts.length === 0) return undefined;
+      return { size: partsSize, modified: new Date(Math.max(...parts.map((p) => p.modified.getTime()))) };
+    },
+
+    async read(key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array> | undefined> {
+      const offset = range?.offset ?? 0;
+      const length = range?.length;
+      const headers: Record<string, string> = {};
+      if (length === 0) {
+        return (await driver.stat(key)) ? emptyStream() : undefined;
+      }
+      if (offset > 0 || length !== undefined) headers.range = `bytes=${offset}-${length === undefined ? "" : offset + length - 1}`;
+      const response = await client.send({ op: "read", method: "GET", key: objectKey(key), headers, accept: [404, 416] });
+      if (response.status === 200 || response.status === 206) return response.body ?? emptyStream();
+      await response.body?.cancel();
+      if (response.status === 416) return emptyStream();
+      // Not a plain object: maybe an appended one.
+      const { parts } = await listParts(key);
+      if (parts.length === 0) return undefined;
+      const end = length === undefined ? Infinity : offset + length;
+      const sources: Array<() => Promise<ReadableStream<Uint8Array>>> = [];
+      for (const part of parts) {
+        const from = Math.max(offset, part.offset);
+        const to = Math.min(end, part.offset + part.size);
+        if (to <= from) continue;
+        const whole = from === part.offset && to === part.offset + part.size;
+        sources.push(() => getStream(part.key, "read", whole ? undefined : [from - part.offset, to - part.offset - 1]));
+      }
+      return concatStreams(sources);
+    },
+
+    async write(key: string, body: StorageBody, options?: WriteOptions): Promise<number> {
+      const signal = options?.signal;
+      const rawKey = objectKey(key);
+      const reader = new PieceReader(body, partSize, signal, concurrency + 1);
+      let size: number;
+      try {
+        const first = (await reader.next())!;
+        if (first.length < partSize || (await reader.atEnd())) {
+          const response = await putObject(rawKey, first, {}, signal, "write").finally(() => first.release());
+          void response.body?.cancel();
+          size = first.length;
+        } else {
+          size = await multipartWrite(rawKey, first, reader, signal);
+        }
+      } catch (error) {
+        await reader.cancel(error);
+        throw error;
+      }
+      // Part objects of an earlier append under this key are now stale.
+      await deleteParts(key);
+      return size;
+    },
+
+    async append(key: string, body: StorageBody, options?: AppendOptions): Promise<number> {
+      const signal = options?.signal;
+      const expected = options?.expectedSize;
+      const reader = new PieceReader(body, partSize, signal, 1);
+      try {
+        let piece = (await reader.next())!;
+        for (let attempt = 0; ; attempt++) {
+          const stored = await inspect(key);
+          const size = stored.plain ? stored.plain.size : stored.partsSize;
+          if (expected !== undefined && size !== expected) {
+            throw new StorageError("conflict", `object size is ${size}, expected ${expected}`);
+          }
+          if (piece.length === 0) {
+            if (stored.plain || stored.parts.length > 0) return size;
+            // Create an empty object (a plain one: the next append turns it into parts).
+            const created = await putObject(objectKey(key), piece, { "if-none-match": "*" }, signal, "append", [412]);
+            void created.body?.cancel();
+            return 0;
+          }
+          if (stored.plain && stored.plain.size > 0) {
+            // Appending to a written object: its bytes become the part at offset 0.
+            await client.sendXml({ op: "append", method: "PUT", key: partKey(key, 0), headers: { "x-amz-copy-source": client.copySource(stored.plain.key) }, signal });
+          }
+          if (!(await claimPart(key, size, piece, signal))) {
+            if (expected !== undefined || attempt >= 20) {
+              throw new StorageError("conflict", `another append wrote at offset ${size} first`);
+            }
+            continue; // no size expected: append at the new end
+          }
+          let total = size + piece.length;
+          for (piece = (await reader.next())!; piece && piece.length > 0; piece = (await reader.next())!) {
+            if (!(await claimPart(key, total, piece, signal))) {
+              throw new StorageError("conflict", `another append wrote at offset ${total} while this one was in progress`);
+            }
+            total += piece.length;
+          }
+          if (stored.plain) await client.send({ op: "append", method: "DELETE", key: stored.plain.key, accept: [404] });
+          return total;
+        }
+      } catch (error) {
+        await reader.cancel(error);
+        throw error;
+      }
+    },
+
+    async move(from: string, to: string): Promise<void> {
+      const head = await client.send({ op: "move", method: "HEAD", key: objectKey(from), accept: [404] });
+      if (head.status === 200) {
+        if (from === to) return;
+        await copyObject(objectKey(from), Number(head.headers.get("content-length") ?? "0"), objectKey(to));
+        await deleteParts(to);
+        await deleteParts(from);
+        await client.send({ op: "move", method: "DELETE", key: objectKey(from), accept: [404] });
+        return;
+      }
+      const { parts, allParts } = await listParts(from);
+      if (parts.length === 0) throw new StorageError("not_found", "no object to move");
+      const tasks = planAssembly(parts);
+      const first = tasks[0]!;
+      if (tasks.length === 1 && first.kind === "copy") {
+        await copyObject(first.source, parts[0]!.size, objectKey(to));
+      } else if (tasks.length === 1 && first.kind === "merge") {
+        const response = await client.send({ op: "move", method: "PUT", key: objectKey(to), body: mergedBody(first.sources, first.length) });
+        void response.body?.cancel();
+      } else {
+        await assemble(objectKey(to), tasks);
+      }
+      if (from !== to) await deleteParts(to);
+      await deleteKeys(allParts.map((p) => p.key));
+    },
+
+    async delete(key: string): Promise<void> {
+      await deleteParts(key);
+      const response = await client.send({ op: "delete", method: "DELETE", key: objectKey(key), accept: [404] });
+      void response.body?.cancel();
+    },
+
+    async deletePrefix(prefix: string): Promise<void> {
+      const batch: string[] = [];
+      for await (const entry of listAll(objectKey(prefix) + "/")) {
+        batch.push(entry.key);
+        if (batch.length === DELETE_BATCH) await deleteKeys(batch.splice(0));
+      }
+      if (batch.length > 0) await deleteKeys(batch);
+    },
+
+    async list(prefix: string, options?: ListOptions): Promise<ListPage> {
+      const limit = options?.limit ?? Infinity;
+      const after = options?.after;
+      const bucketPrefix = objectKey(prefix) + "/";
+      // Skip `after` and its part objects: `!~` sorts after `<after>!<digits>` and before any longer key.
+      const startAfter = after !== undefined && objectKey(after) + PART_MARK + "~" > bucketPrefix ? objectKey(after) + PART_MARK + "~" : undefined;
+      const keys: string[] = [];
+      if (limit <= 0) {
+        for await (const entry of listAll(bucketPrefix, startAfter, 1)) {
+          if (after === undefined || logicalKey(entry.key) > after) return { keys, truncated: true };
+        }
+        return { keys, truncated: false };
+      }
+      for await (const entry of listAll(bucketPrefix, startAfter, Number.isFinite(limit) ? Math.min(1000, limit + 1) : 1000)) {
+        const key = logicalKey(entry.key);
+        if (after !== undefined && key <= after) continue;
+        if (keys[keys.length - 1] === key) continue;
+        if (keys.length >= limit) return { keys, truncated: true };
+        keys.push(key);
+      }
+      return { keys, truncated: false };
+    },
+
+    async close(): Promise<void> {},
+  };
+  return driver;
+}
+
+function contiguous(allParts: PartObject[]): { parts: PartObject[]; partsSize: number } {
+  const sorted = [...allParts].sort((a, b) => a.offset - b.offset);
+  const parts: PartObject[] = [];
+  let end = 0;
+  for (const part of sorted) {
+    if (part.offset !== end) break;
+    parts.push(part);
+    end += part.size;
+  }
+  return { parts, partsSize: end };
+}
+
+function readEnv(): Record<string, string | undefined> {
+  const process = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process;
+  return process?.env ?? {};
+}
+
+function isLoopback(hostname: string): boolean {
+  return hostname === "localhost" || hostname === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+}
+
+function base64(bytes: Uint8Array): string {
+  let binary = "";
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary);
+}
+
+function toHexString(bytes: Uint8Array): string {
+  let out = "";
+  for (const b of bytes) out += b.toString(16).padStart(2, "0");
+  return out;
+}
+
