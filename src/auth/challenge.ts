@@ -1,0 +1,60 @@
+/**
+ * The registry's 401 answer: the `Www-Authenticate: Bearer …` challenge and
+ * the OCI `UNAUTHORIZED` body, exactly as CNCF Distribution writes them.
+ *
+ * @module
+ */
+import { errorResponse } from "../registry/errors.js";
+import type { Access } from "./access.js";
+import { formatScope } from "./scope.js";
+
+/** The `error=` parameter of a Bearer challenge (RFC 6750 §3.1). */
+export type ChallengeError = "invalid_token" | "insufficient_scope";
+
+/** The parts of a Bearer challenge. */
+export interface Challenge {
+  realm: string;
+  service: string;
+  /** What the route needs; empty for `GET /v2/` (then no `scope=`). */
+  needed?: readonly Access[];
+  error?: ChallengeError;
+}
+
+function quote(value: string): string {
+  return `"${value.replace(/["\\]/g, "\\$&")}"`;
+}
+
+/**
+ * Format a challenge: `Bearer realm="…",service="…"[,scope="…"][,error="…"]`,
+ * in that order, comma without space, every value quoted, never `error_description`.
+ */
+export function formatChallenge(challenge: Challenge): string {
+  let header = `Bearer realm=${quote(challenge.realm)},service=${quote(challenge.service)}`;
+  if (challenge.needed && challenge.needed.length > 0) header += `,scope=${quote(formatScope(challenge.needed))}`;
+  if (challenge.error) header += `,error=${quote(challenge.error)}`;
+  return header;
+}
+
+/** The `detail` of the UNAUTHORIZED body: one `{Type, Class, Name, Action}` per needed action, or null. */
+export function challengeDetail(needed: readonly Access[] | undefined): unknown {
+  if (!needed || needed.length === 0) return null;
+  return needed.flatMap((a) => a.actions.map((action) => ({ Type: a.type, Class: "", Name: a.name, Action: action })));
+}
+
+/**
+ * The full 401 response: challenge header, OCI `UNAUTHORIZED` body
+ * (`authentication required`), JSON content type and API-version headers.
+ * For `HEAD` the body is left off but `Content-Length` still announces it
+ * (so the result is a promise).
+ */
+export async function challengeResponse(challenge: Challenge, method = "GET"): Promise<Response> {
+  const response = errorResponse("UNAUTHORIZED", "authentication required", {
+    detail: challengeDetail(challenge.needed),
+    headers: { "Www-Authenticate": formatChallenge(challenge) },
+  });
+  if (method.toUpperCase() !== "HEAD") return response;
+  const length = (await response.arrayBuffer()).byteLength;
+  const headers = new Headers(response.headers);
+  headers.set("Content-Length", String(length));
+  return new Response(null, { status: 401, headers });
+}

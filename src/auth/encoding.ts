@@ -1,0 +1,58 @@
+/**
+ * Byte and text encodings used by the token code: base64url (JWS parts),
+ * standard base64 (`x5c`, PEM bodies) and UTF-8.
+ *
+ * @module
+ */
+import { base64, base64url } from "rfc4648";
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+/** UTF-8 bytes of a string. */
+export function utf8(text: string): Uint8Array {
+  return encoder.encode(text);
+}
+
+/** Decode UTF-8 bytes; throws on invalid sequences. */
+export function fromUtf8(bytes: Uint8Array): string {
+  return decoder.decode(bytes);
+}
+
+/** base64url without padding (RFC 7515 §2). */
+export function b64url(bytes: ArrayLike<number>): string {
+  return base64url.stringify(bytes, { pad: false });
+}
+
+const B64URL_CHARS = /^[A-Za-z0-9_-]*$/;
+
+/** Decode unpadded base64url; throws on padding or any character outside the alphabet. */
+export function fromB64url(text: string): Uint8Array {
+  if (!B64URL_CHARS.test(text)) throw new Error("invalid base64url");
+  return base64url.parse(text, { loose: true });
+}
+
+/** Standard base64 with padding. */
+export function b64(bytes: ArrayLike<number>): string {
+  return base64.stringify(bytes);
+}
+
+/** Decode standard base64 (whitespace is not allowed; padding optional). */
+export function fromB64(text: string): Uint8Array {
+  return base64.parse(text, { loose: true });
+}
+
+/** A fresh `Uint8Array` view as an `ArrayBuffer`-backed copy, for WebCrypto calls. */
+export function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
+  return bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+    ? bytes.buffer
+    : (bytes.slice().buffer as ArrayBuffer);
+}
+
+/** Constant-time comparison of two byte strings of possibly different length. */
+export function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a[i]! ^ b[i]!;
+  return diff === 0;
+}

@@ -1,0 +1,121 @@
+/**
+ * Compact JWS (JWT) encoding, signing and signature verification with
+ * WebCrypto. Claim checks (iss, aud, exp, access) live in `verifier.ts`.
+ *
+ * @module
+ */
+import type { Access } from "./access.js";
+import { algorithmSpec, type JwsAlgorithm } from "./algorithms.js";
+import { b64url, fromB64url, fromUtf8, toArrayBuffer, utf8 } from "./encoding.js";
+
+/** A JOSE header. */
+export interface JwtHeader {
+  alg: string;
+  typ?: string;
+  kid?: string;
+  /** Certificate chain, leaf first, each standard-base64 DER. */
+  x5c?: string[];
+  [name: string]: unknown;
+}
+
+/** The claims of a registry token (and of refresh tokens). */
+export interface TokenClaims {
+  iss?: string;
+  sub?: string;
+  aud?: string | string[];
+  exp?: number;
+  nbf?: number;
+  iat?: number;
+  jti?: string;
+  access?: Access[];
+  [name: string]: unknown;
+}
+
+/** A parsed, not yet verified, compact JWS. */
+export interface DecodedJwt {
+  header: JwtHeader;
+  payload: TokenClaims;
+  /** `base64url(header) + "." + base64url(payload)`, the bytes that were signed. */
+  signingInput: string;
+  signature: Uint8Array;
+}
+
+/** A token was refused. `reason` is for logs only, never for the client. */
+export class JwtError extends Error {
+  override readonly name = "JwtError";
+}
+
+/** Largest token accepted for parsing (bytes of the compact form). */
+export const MAX_TOKEN_LENGTH = 64 * 1024;
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Split and decode a compact JWS without verifying it. Throws {@link JwtError}
+ * ("malformed token") for anything that is not three base64url parts holding
+ * a JSON-object header with a string `alg` and a JSON-object payload.
+ */
+export function decodeJwt(token: string): DecodedJwt {
+  if (token.length > MAX_TOKEN_LENGTH) throw new JwtError("malformed token: too long");
+  const parts = token.split(".");
+  if (parts.length !== 3) throw new JwtError("malformed token");
+  const [h, p, s] = parts as [string, string, string];
+  let header: unknown;
+  let payload: unknown;
+  let signature: Uint8Array;
+  try {
+    header = JSON.parse(fromUtf8(fromB64url(h)));
+    payload = JSON.parse(fromUtf8(fromB64url(p)));
+    signature = fromB64url(s);
+  } catch {
+    throw new JwtError("malformed token");
+  }
+  if (!isObject(header) || typeof header.alg !== "string" || !isObject(payload)) throw new JwtError("malformed token");
+  return { header: header as JwtHeader, payload: payload as TokenClaims, signingInput: `${h}.${p}`, signature };
+}
+
+/** What {@link signJwt} signs with. Key providers produce these. */
+export interface SigningKey {
+  alg: JwsAlgorithm;
+  /** A private key (or, for HS256, a secret key) imported for `alg`. */
+  key: CryptoKey;
+  /** The key id put in the header (the libtrust id for asymmetric keys). */
+  kid?: string;
+  /** The certificate chain of the key, leaf first, standard-base64 DER; put in `x5c` when present. */
+  x5c?: string[];
+}
+
+/** Options of {@link signJwt}. */
+export interface SignOptions {
+  /** Emit `x5c` when the key has a certificate chain. Default true. */
+  x5c?: boolean;
+  /** Emit `kid`. Default true. */
+  kid?: boolean;
+  /** Extra header members (cannot override `alg`). */
+  header?: Record<string, unknown>;
+}
+
+/** Sign `payload` as a compact JWS with header `{typ:"JWT", alg, kid, x5c}`. */
+export async function signJwt(payload: object, key: SigningKey, options: SignOptions = {}): Promise<string> {
+  const spec = algorithmSpec(key.alg);
+  if (!spec) throw new Error(`unsupported algorithm ${String(key.alg)}`);
+  const header: Record<string, unknown> = { typ: "JWT", ...options.header, alg: key.alg };
+  if (key.kid && options.kid !== false) header.kid = key.kid;
+  if (key.x5c && key.x5c.length > 0 && options.x5c !== false) header.x5c = key.x5c;
+  const signingInput = `${b64url(utf8(JSON.stringify(header)))}.${b64url(utf8(JSON.stringify(payload)))}`;
+  const sig = await crypto.subtle.sign(spec.signParams, key.key, toArrayBuffer(utf8(signingInput)));
+  return `${signingInput}.${b64url(new Uint8Array(sig))}`;
+}
+
+/** Check the signature of a decoded token with `key`, imported for `alg`. Never throws for a bad signature. */
+export async function verifySignature(decoded: DecodedJwt, alg: JwsAlgorithm, key: CryptoKey): Promise<boolean> {
+  const spec = algorithmSpec(alg);
+  if (!spec || decoded.signature.length === 0) return false;
+  try {
+    return await crypto.subtle.verify(spec.signParams, key, toArrayBuffer(decoded.signature), toArrayBuffer(utf8(decoded.signingInput)));
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,276 @@
+/**
+ * Token verification (issuer, audience, times, algorithm allow-list, key by
+ * x5c/kid/thumbprint, signature) with a cache of verified tokens, and the
+ * registry's {@link createTokenAuthorizer}.
+ *
+ * @module
+ */
+import { silent, type LogHook } from "../http/log.js";
+import type { Access, Authorizer } from "./access.js";
+import { allowList, type JwsAlgorithm } from "./algorithms.js";
+import { parseCertBundle, resolveSigningKey, trustStoreFromKeys, type TrustStore } from "./cert-bundle.js";
+import { challengeResponse } from "./challenge.js";
+import { decodeJwt, JwtError, verifySignature, type TokenClaims } from "./jwt.js";
+import { checkHmacSecret, importHmacSecret, type KeyProvider } from "./keys.js";
+import { covers, indexAccess, type AccessIndex } from "./scope.js";
+import { LruCache } from "./token-cache.js";
+
+/** Where a verifier finds the keys it trusts: exactly one of these (or `hmacSecret` alone). */
+export interface TrustOptions {
+  /** PEM text of the root certificate bundle (one or more certificates). */
+  rootCertBundle?: string;
+  /** A key provider whose `verificationKeys()` are trusted (rotation: list several). */
+  keys?: KeyProvider;
+  /** A ready trust store. */
+  trustStore?: TrustStore;
+  /** A shared secret for HS256 tokens; also adds HS256 to the allow-list. Never a PEM. */
+  hmacSecret?: string | Uint8Array;
+}
+
+/** Options of {@link createTokenVerifier} and {@link verifyToken}. */
+export interface TokenVerifierOptions extends TrustOptions {
+  /** Required `iss`. */
+  issuer: string;
+  /** Required audience: `aud` must equal it, or be an array containing it. */
+  audience: string;
+  /** Clock leeway for `exp` and `nbf`, seconds. Default 60 (as Distribution). */
+  leewaySeconds?: number;
+  /** Accepted algorithms. Default {@link DEFAULT_ALGORITHMS} (RS256/384/512, ES256/384/512). */
+  algorithms?: readonly JwsAlgorithm[];
+  /** Verified tokens kept in memory until they expire. Default 4096; 0 disables. */
+  cacheSize?: number;
+  /** Clock, ms since epoch (for tests). Default `Date.now`. */
+  now?: () => number;
+  /**
+   * Which tokens to accept: `access` (default) refuses tokens marked
+   * `token_use: "refresh"`; `refresh` accepts only those (the token service's own use).
+   */
+  tokenUse?: "access" | "refresh";
+}
+
+/** A token that passed every check. */
+export interface VerifiedToken {
+  claims: TokenClaims;
+  /** `sub`, `""` for anonymous. */
+  subject: string;
+  /** The granted `access` (malformed entries ignored). */
+  access: Access[];
+  /** Granted access compiled for {@link covers}. */
+  index: AccessIndex;
+  /** `exp` in seconds since epoch. */
+  expires: number;
+}
+
+/** Verifies tokens against one configuration. */
+export interface TokenVerifier {
+  /** Resolve to the verified token, or reject with a {@link JwtError} whose message is the (log-only) reason. */
+  verify(token: string): Promise<VerifiedToken>;
+}
+
+async function loadTrust(options: TrustOptions): Promise<() => Promise<TrustStore>> {
+  if (options.trustStore) {
+    const t = options.trustStore;
+    return async () => t;
+  }
+  if (options.rootCertBundle !== undefined) {
+    const t = await parseCertBundle(options.rootCertBundle);
+    return async () => t;
+  }
+  if (options.keys) {
+    const provider = options.keys;
+    let last: readonly unknown[] | undefined;
+    let store: TrustStore | undefined;
+    return async () => {
+      const keys = await provider.verificationKeys();
+      if (keys !== last || !store) {
+        store = trustStoreFromKeys(keys);
+        last = keys;
+      }
+      return store;
+    };
+  }
+  const empty = trustStoreFromKeys([]);
+  return async () => empty;
+}
+
+function audienceMatches(aud: unknown, audience: string): boolean {
+  if (typeof aud === "string") return aud === audience;
+  if (Array.isArray(aud)) return aud.some((a) => a === audience);
+  return false;
+}
+
+function iso(seconds: number): string {
+  return Number.isFinite(seconds) ? new Date(seconds * 1000).toISOString() : String(seconds);
+}
+
+/**
+ * Build a verifier. Throws at construction when no trust source is given,
+ * when `hmacSecret` is a PEM or too short, or when the allow-list names an
+ * unknown algorithm or `none`.
+ */
+export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
+  if (!options.issuer) throw new Error("token verifier: issuer is required");
+  if (!options.audience) throw new Error("token verifier: audience (service) is required");
+  if (!options.rootCertBundle && !options.keys && !options.trustStore && options.hmacSecret === undefined) {
+    throw new Error("token verifier: rootCertBundle (or keys, trustStore, hmacSecret) is required");
+  }
+  if (options.hmacSecret !== undefined) checkHmacSecret(options.hmacSecret);
+  const allowed = new Set(allowList(options.algorithms));
+  if (options.hmacSecret !== undefined) allowed.add("HS256");
+  else allowed.delete("HS256");
+  const leeway = options.leewaySeconds ?? 60;
+  const now = options.now ?? Date.now;
+  const cache = new LruCache<VerifiedToken>(options.cacheSize ?? 4096);
+  const trust = loadTrust(options);
+  const hmac = options.hmacSecret === undefined ? undefined : importHmacSecret(options.hmacSecret, "verify");
+  // Surface configuration errors (bad bundle) to the first caller, not as an unhandled rejection.
+  trust.catch(() => {});
+  hmac?.catch(() => {});
+
+  function checkTimes(exp: unknown, nbf: unknown, nowSec: number): void {
+    const e = typeof exp === "number" ? exp : 0;
+    if (nowSec > e + leeway) throw new JwtError(`token not to be used after ${iso(e + leeway)} - currently ${iso(nowSec)}`);
+    if (nbf !== undefined) {
+      if (typeof nbf !== "number") throw new JwtError("malformed token: nbf is not a number");
+      if (nowSec < nbf - leeway) throw new JwtError(`token not to be used before ${iso(nbf - leeway)} - currently ${iso(nowSec)}`);
+    }
+  }
+
+  async function verifyUncached(token: string, nowMs: number): Promise<VerifiedToken> {
+    const decoded = decodeJwt(token);
+    const { header, payload } = decoded;
+    const alg = header.alg;
+    if (decoded.signature.length === 0 || alg === "none") throw new JwtError("token has no signature");
+    if (!allowed.has(alg as JwsAlgorithm)) throw new JwtError(`unable to verify signature: algorithm ${JSON.stringify(alg)} not allowed`);
+    if (payload.iss !== options.issuer) throw new JwtError(`token from untrusted issuer: ${JSON.stringify(payload.iss)}`);
+    if (!audienceMatches(payload.aud, options.audience)) throw new JwtError(`token intended for another audience: ${JSON.stringify(payload.aud)}`);
+    const nowSec = nowMs / 1000;
+    checkTimes(payload.exp, payload.nbf, nowSec);
+    if (options.tokenUse === "refresh") {
+      if (payload.token_use !== "refresh") throw new JwtError("not a refresh token");
+    } else if (payload.token_use === "refresh") throw new JwtError("refresh token used as an access token");
+    if (payload.sub !== undefined && typeof payload.sub !== "string") throw new JwtError("malformed token: sub is not a string");
+    let key: CryptoKey;
+    if (alg === "HS256") {
+      key = await hmac!;
+    } else {
+      const store = await (await trust)();
+      const vk = await resolveSigningKey(store, header, new Date(nowMs));
+      if (!vk.supports(alg as JwsAlgorithm)) throw new JwtError(`unable to verify signature: key type ${vk.kind.kty} cannot verify ${alg}`);
+      key = await vk.cryptoKey(alg as JwsAlgorithm);
+    }
+    if (!(await verifySignature(decoded, alg as JwsAlgorithm, key))) throw new JwtError(`unable to verify token signature: invalid ${alg} signature`);
+    const index = indexAccess(payload.access);
+    const access: Access[] = [...index].map(([k, actions]) => {
+      const i = k.indexOf("\u0000");
+      return { type: k.slice(0, i), name: k.slice(i + 1), actions: [...actions] };
+    });
+    return { claims: payload, subject: payload.sub ?? "", access, index, expires: typeof payload.exp === "number" ? payload.exp : 0 };
+  }
+
+  return {
+    async verify(token: string): Promise<VerifiedToken> {
+      const nowMs = now();
+      const hit = cache.get(token);
+      if (hit) {
+        if (nowMs / 1000 <= hit.expires + leeway) return hit;
+        cache.delete(token);
+        throw new JwtError(`token not to be used after ${iso(hit.expires + leeway)} - currently ${iso(nowMs / 1000)}`);
+      }
+      const verified = await verifyUncached(token, nowMs);
+      cache.set(token, verified);
+      return verified;
+    },
+  };
+}
+
+const verifiers = new WeakMap<TokenVerifierOptions, TokenVerifier>();
+
+/**
+ * Verify one token, for services other than the registry (the management API
+ * accepts Bearer tokens whose audience is the management service). The
+ * verifier (and its cache) is kept per `options` object, so pass the same
+ * object each time. Rejects with {@link JwtError}.
+ */
+export function verifyToken(token: string, options: TokenVerifierOptions): Promise<VerifiedToken> {
+  let v = verifiers.get(options);
+  if (!v) verifiers.set(options, (v = createTokenVerifier(options)));
+  return v.verify(token);
+}
+
+/** Options of {@link createTokenAuthorizer}: Distribution's `auth.token` block. */
+export interface TokenAuthorizerOptions extends TrustOptions {
+  /** The token endpoint URL, sent in challenges. */
+  realm: string;
+  /** This registry's name: sent in challenges and required as `aud`. */
+  service: string;
+  /** Required `iss`. */
+  issuer: string;
+  /** Clock leeway for `exp`/`nbf`, seconds. Default 60. */
+  leewaySeconds?: number;
+  /** Accepted algorithms. Default RS256/384/512, ES256/384/512. */
+  algorithms?: readonly JwsAlgorithm[];
+  /** Verified-token cache size. Default 4096. */
+  cacheSize?: number;
+  /** Reasons for refusals go here at `info`. */
+  log?: LogHook;
+  /** Clock, ms since epoch (for tests). */
+  now?: () => number;
+}
+
+/** Extract a non-empty Bearer token; anything else (Basic, empty Bearer) counts as no credentials. */
+export function bearerToken(authorization: string | null): string | undefined {
+  if (!authorization) return undefined;
+  const space = authorization.indexOf(" ");
+  if (space < 0 || authorization.slice(0, space).toLowerCase() !== "bearer") return undefined;
+  const token = authorization.slice(space + 1).trim();
+  return token === "" ? undefined : token;
+}
+
+const principals = new WeakMap<Request, VerifiedToken>();
+
+/** The verified token an authorizer from {@link createTokenAuthorizer} accepted for this request, if any. */
+export function verifiedTokenOf(request: Request): VerifiedToken | undefined {
+  return principals.get(request);
+}
+
+/**
+ * The registry's token authorizer (Distribution's `auth.token`). Answers
+ * every refusal with 401, the Bearer challenge and the OCI `UNAUTHORIZED`
+ * body: no token → no `error=`; a bad token → `error="invalid_token"`; a
+ * valid token short of rights → `error="insufficient_scope"` with the full
+ * scope the route needs. Reasons go to `log` at `info`, never to the client.
+ *
+ * Throws at construction unless realm, service, issuer and a trust source
+ * (`rootCertBundle`, or `keys`) are all given.
+ */
+export function createTokenAuthorizer(options: TokenAuthorizerOptions): Authorizer {
+  const missing = (["realm", "service", "issuer"] as const).filter((k) => !options[k]);
+  if (!options.rootCertBundle && !options.keys && !options.trustStore && options.hmacSecret === undefined) missing.push("rootCertBundle" as never);
+  if (missing.length > 0) throw new Error(`token auth: ${missing.join(", ")} required (auth.token needs realm, service, issuer and rootcertbundle)`);
+  const log = options.log ?? silent;
+  const verifier = createTokenVerifier({ ...options, audience: options.service });
+  const { realm, service } = options;
+
+  return async (request, needed) => {
+    const token = bearerToken(request.headers.get("authorization"));
+    if (token === undefined) {
+      log({ level: "info", msg: "authorization token required", method: request.method, url: request.url });
+      return await challengeResponse({ realm, service, needed }, request.method);
+    }
+    let verified: VerifiedToken;
+    try {
+      verified = await verifier.verify(token);
+    } catch (e) {
+      const reason = e instanceof JwtError ? e.message : `token verification failed: ${(e as Error)?.message ?? String(e)}`;
+      log({ level: "info", msg: "invalid token", reason, method: request.method, url: request.url });
+      return await challengeResponse({ realm, service, needed, error: "invalid_token" }, request.method);
+    }
+    if (!covers(verified.index, needed)) {
+      log({ level: "info", msg: "insufficient scope", subject: verified.subject, method: request.method, url: request.url });
+      return await challengeResponse({ realm, service, needed, error: "insufficient_scope" }, request.method);
+    }
+    principals.set(request, verified);
+    return undefined;
+  };
+}
