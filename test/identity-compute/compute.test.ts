@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createComputeService, type ServerRecord } from "../../examples/identity-compute/src/compute.js";
+import { remoteTokenValidator } from "../../examples/identity-compute/src/auth.js";
 import { requestedMicroversion } from "../../examples/identity-compute/src/microversion.js";
 import type { TokenRecord } from "../../examples/identity-compute/src/tokens.js";
 import { exampleApp, get, issue, ORIGIN } from "./helpers.js";
@@ -253,5 +254,30 @@ describe("compute: flavors", () => {
     expect(list.flavors[1]).toMatchObject({ id: "2", vcpus: 1, ram: 2048, disk: 20 });
     expect((await (await compute(get("/compute/v2.1/flavors/3", auth()))).json()).flavor.name).toBe("m1.medium");
     expect((await compute(get("/compute/v2.1/flavors/99", auth()))).status).toBe(404);
+  });
+});
+
+describe("remoteTokenValidator", () => {
+  it("validates through GET /v3/auth/tokens with a service token, as a compute service in another process would", async () => {
+    const { identity, project, servers } = await exampleApp();
+    const service = await issue(identity, "admin");
+    const demo = await issue(identity, "demo");
+    const seen: Request[] = [];
+    const validateToken = remoteTokenValidator({
+      identityUrl: `${ORIGIN}/v3`,
+      serviceToken: () => service.token,
+      fetch: async (input, init) => {
+        const request = new Request(input, init);
+        seen.push(request);
+        return identity(request);
+      },
+    });
+    const record = await validateToken(demo.token);
+    expect(record).toMatchObject({ user: { name: "demo" }, project: { id: project.id } });
+    expect(seen[0]!.headers.get("x-auth-token")).toBe(service.token);
+    expect(await validateToken("F".repeat(43))).toBeUndefined();
+    const compute = createComputeService({ validateToken, servers });
+    const res = await compute(get("/v2.1/servers", { "x-auth-token": demo.token }));
+    expect((await res.json()).servers).toHaveLength(servers.length);
   });
 });
