@@ -51,9 +51,9 @@ export function hashBackend(): "node:crypto" | "noble" {
   return loadNodeCrypto() ? "node:crypto" : "noble";
 }
 
-/** Start an incremental hash. */
-export function createHasher(algorithm: DigestAlgorithm): StreamHasher {
-  const native = loadNodeCrypto();
+/** Start an incremental hash. `backend` forces an implementation (for tests and benchmarks). */
+export function createHasher(algorithm: DigestAlgorithm, backend: "node:crypto" | "noble" = hashBackend()): StreamHasher {
+  const native = backend === "node:crypto" ? loadNodeCrypto() : null;
   if (native) {
     const hash = native.createHash(algorithm);
     return { algorithm, update: (chunk) => void hash.update(chunk), digest: () => `${algorithm}:${hash.digest("hex")}` };

@@ -108,7 +108,14 @@ export async function startUpload(ctx: RegistryContext, request: Request, url: U
   const digestParam = url.searchParams.get("digest");
   if (digestParam !== null) {
     const digest = parseDigest(digestParam);
-    const result = await appendBody(ctx.storage, request, uploadData(name, uuid), 0, digest.algorithm);
+    let result;
+    try {
+      result = await appendBody(ctx.storage, request, uploadData(name, uuid), 0, digest.algorithm);
+    } catch (error) {
+      // no session was handed out, so nobody could resume this one
+      await ctx.storage.deletePrefix(uploadDir(name, uuid)).catch(() => {});
+      throw error;
+    }
     return commit(ctx, request, name, uuid, digest, result.digest);
   }
   await ctx.storage.write(uploadData(name, uuid), new Uint8Array(0));

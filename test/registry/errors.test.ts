@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import type { LogEvent } from "../../src/http/log.js";
+import { createRegistry } from "../../src/registry/index.js";
+import type { StorageDriver } from "../../src/storage/driver.js";
+import { memoryStorage } from "../../src/storage/memory/index.js";
+import { errorCode, expectApiVersion, pushBlob, req, sha256 } from "./helpers.js";
+
+describe("unexpected failures", () => {
+  it("answer 500 UNKNOWN with a generic body and log the error", async () => {
+    const events: LogEvent[] = [];
+    const inner = memoryStorage();
+    const broken: StorageDriver = { ...inner, stat: async () => { throw new Error("disk on fire at /secret/path"); } };
+    const registry = createRegistry({ storage: broken, uploadSecret: "s", log: (e) => events.push(e) });
+    const response = await registry(req("HEAD", `/v2/r/blobs/${sha256("x")}`));
+    expect(response.status).toBe(500);
+    expectApiVersion(response);
+    const get = await registry(req("GET", `/v2/r/manifests/${sha256("x")}`));
+    const text = JSON.stringify(await get.json());
+    expect(text).not.toContain("disk on fire");
+    expect(text).not.toContain("at ");
+    expect(text).toContain("UNKNOWN");
+    const errors = events.filter((e) => e.level === "error");
+    expect(errors.length).toBeGreaterThanOrEqual(1);
+    expect(errors[0]!.path).toBe(`/v2/r/blobs/${sha256("x")}`);
+    expect(String(errors[0]!.error)).toContain("disk on fire");
+  });
+
+  it("a driver failure during upload is a 500, not a 4xx", async () => {
+    const inner = memoryStorage();
+    const broken: StorageDriver = { ...inner, append: async () => { throw new Error("io"); } };
+    const registry = createRegistry({ storage: broken, uploadSecret: "s" });
+    const start = await registry(req("POST", "/v2/r/blobs/uploads/"));
+    const patch = await registry(req("PATCH", start.headers.get("location")!, { body: new Uint8Array([1]) }));
+    expect(patch.status).toBe(500);
+  });
+});
+
+describe("configuration", () => {
+  it("warns when no uploadSecret is given, and still works", async () => {
+    const events: LogEvent[] = [];
+    const registry = createRegistry({ storage: memoryStorage(), log: (e) => events.push(e) });
+    expect(events.some((e) => e.level === "warn" && /uploadSecret/.test(e.msg))).toBe(true);
+    expect(await pushBlob(registry, "r", "works")).toBe(sha256("works"));
+  });
+
+  it("does not warn with a secret, and refuses an empty one", () => {
+    const events: LogEvent[] = [];
+    createRegistry({ storage: memoryStorage(), uploadSecret: new Uint8Array(32).fill(1), log: (e) => events.push(e) });
+    expect(events).toEqual([]);
+    expect(() => createRegistry({ storage: memoryStorage(), uploadSecret: "" })).toThrow(TypeError);
+  });
+
+  it("every error response carries the API version headers and the OCI body", async () => {
+    const registry = createRegistry({ storage: memoryStorage(), uploadSecret: "s" });
+    for (const [method, path] of [["GET", "/nope"], ["GET", "/v2/Bad/tags/list"], ["GET", "/v2/r/blobs/sha256:1"], ["GET", "/v2/r/tags/list"], ["DELETE", "/v2/r/blobs/uploads/00000000-0000-0000-0000-000000000000"]] as const) {
+      const response = await registry(req(method, path));
+      expect(response.status).toBeGreaterThanOrEqual(400);
+      expectApiVersion(response);
+      expect(response.headers.get("content-type")).toContain("application/json");
+      expect(await errorCode(response)).toMatch(/^[A-Z_]+$/);
+    }
+  });
+});
