@@ -245,8 +245,8 @@ export function verifiedTokenOf(request: Request): VerifiedToken | undefined {
  * (`rootCertBundle`, or `keys`) are all given.
  */
 export function createTokenAuthorizer(options: TokenAuthorizerOptions): Authorizer {
-  const missing = (["realm", "service", "issuer"] as const).filter((k) => !options[k]);
-  if (!options.rootCertBundle && !options.keys && !options.trustStore && options.hmacSecret === undefined) missing.push("rootCertBundle" as never);
+  const missing: string[] = (["realm", "service", "issuer"] as const).filter((k) => !options[k]);
+  if (!options.rootCertBundle && !options.keys && !options.trustStore && options.hmacSecret === undefined) missing.push("rootCertBundle");
   if (missing.length > 0) throw new Error(`token auth: ${missing.join(", ")} required (auth.token needs realm, service, issuer and rootcertbundle)`);
   const log = options.log ?? silent;
   const verifier = createTokenVerifier({ ...options, audience: options.service });
