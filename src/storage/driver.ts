@@ -126,11 +126,14 @@ export class StorageError extends Error {
 }
 
 const SEGMENT = /^[A-Za-z0-9._@:+=-]+$/;
+const MAX_SEGMENT = 255;
 
 /**
  * Reject keys that could escape a driver's root or confuse it: empty keys,
  * absolute paths, `.`/`..` segments, empty segments, NUL and other control
  * characters, backslashes, and anything outside a conservative character set.
+ * A segment is at most 255 characters, the file-name limit of common
+ * filesystems, so that every valid key can be stored by the fs driver.
  * Called by every driver method through {@link checked}; throws `invalid_key`.
  */
 export function assertValidKey(key: string): void {
@@ -138,7 +141,7 @@ export function assertValidKey(key: string): void {
     throw new StorageError("invalid_key", "storage key must be 1 to 1024 characters");
   }
   for (const segment of key.split("/")) {
-    if (segment === "" || segment === "." || segment === ".." || !SEGMENT.test(segment)) {
+    if (segment === "" || segment === "." || segment === ".." || segment.length > MAX_SEGMENT || !SEGMENT.test(segment)) {
       throw new StorageError("invalid_key", "storage key has an invalid segment");
     }
   }

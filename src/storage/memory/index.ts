@@ -5,6 +5,7 @@
  * @module
  */
 import { StorageError, type ByteRange, type ListOptions, type ListPage, type ObjectInfo, type StorageBody, type StorageDriver, type AppendOptions, type WriteOptions } from "../driver.js";
+import { bodyChunks, discard } from "../streams.js";
 
 interface Entry {
   chunks: Uint8Array[];
@@ -48,6 +49,7 @@ export function memoryStorage(): StorageDriver {
     async append(key: string, body: StorageBody, options?: AppendOptions): Promise<number> {
       const current = objects.get(key);
       if (options?.expectedSize !== undefined && (current?.size ?? 0) !== options.expectedSize) {
+        discard(body);
         throw new StorageError("conflict", `object size is ${current?.size ?? 0}, expected ${options.expectedSize}`);
       }
       const { chunks, size } = await collect(body, options?.signal);
@@ -93,24 +95,12 @@ export function memoryStorage(): StorageDriver {
 }
 
 async function collect(body: StorageBody, signal?: AbortSignal): Promise<{ chunks: Uint8Array[]; size: number }> {
-  if (body instanceof Uint8Array) return { chunks: [body.slice()], size: body.byteLength };
   const chunks: Uint8Array[] = [];
   let size = 0;
-  const reader = body.getReader();
-  try {
-    for (;;) {
-      if (signal?.aborted) throw new StorageError("aborted", "write aborted");
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value.slice());
-      size += value.byteLength;
-    }
-  } catch (error) {
-    await reader.cancel().catch(() => {});
-    if (error instanceof StorageError) throw error;
-    throw new StorageError("io", "failed to read the body", { cause: error });
-  } finally {
-    reader.releaseLock();
+  // bodyChunks gives the shared abort and error rules (see ../streams.ts).
+  for await (const chunk of bodyChunks(body, signal)) {
+    chunks.push(chunk.slice());
+    size += chunk.byteLength;
   }
   return { chunks, size };
 }

@@ -1,0 +1,534 @@
+/**
+ * The filesystem storage driver (Node only).
+ *
+ * A key maps to the file `<root>/<key>`, so the tree on disk reads like the
+ * keys. Writes go to a temporary file under `<root>/~tmp/` (a name no valid key
+ * can take, so it never shows up in a listing), are fsynced and then renamed
+ * into place: a reader sees the old object or the whole new one, and a crash
+ * leaves at worst a stray temporary file, never a partial object.
+ *
+ * Limits that come from the filesystem, not from the contract:
+ * - A key cannot be both an object and the prefix of other objects (`a/b` and
+ *   `a/b/c`): a file cannot be a directory. Such a write fails with
+ *   `StorageError("conflict")`; the registry's layout never does it.
+ * - On case-insensitive filesystems, keys differing only in case collide.
+ * - Appends to one key are serialized within this process only. Processes that
+ *   share a root must not append to the same key concurrently; the registry
+ *   guarantees that with the size it signs into each upload's `_state` (every
+ *   append passes `expectedSize`, and only one client holds a given state).
+ *
+ * @module
+ */
+import { randomUUID } from "node:crypto";
+import { constants, promises as fsp, type Dirent } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
+import path from "node:path";
+import {
+  StorageError,
+  type AppendOptions,
+  type ByteRange,
+  type ListOptions,
+  type ListPage,
+  type ObjectInfo,
+  type StorageBody,
+  type StorageDriver,
+  type WriteOptions,
+} from "../driver.js";
+import { bodyChunks, discard, throwIfAborted } from "../streams.js";
+
+/** Options for {@link fsStorage}. */
+export interface FsStorageOptions {
+  /** The directory that holds the objects. Created when missing. */
+  root: string;
+  /**
+   * Flush file data and directory entries to disk before a write, append or
+   * move resolves, so that what was acknowledged survives a power loss.
+   * Default `true`; turn it off only for throw-away data (tests, caches).
+   */
+  fsync?: boolean;
+  /**
+   * Temporary files older than this are removed when the driver starts (left
+   * over by a crash). Default 24 hours. A write that is still running keeps its
+   * file's modification time fresh, so only abandoned files are removed.
+   */
+  staleTempMs?: number;
+}
+
+/** Name of the directory that holds in-flight writes. `~` is not allowed in keys. */
+const TMP_DIR = "~tmp";
+/** Batch this many bytes into one write(v) call: fewer syscalls, close to disk speed. */
+const WRITE_BATCH = 1024 * 1024;
+/** Size of the chunks a read yields. */
+const READ_CHUNK = 1024 * 1024;
+/** How often to retry when a concurrent delete removes a directory we are writing into. */
+const RETRIES = 5;
+/** A directory entry name that can be a key segment (see `assertValidKey`). */
+const SEGMENT = /^[A-Za-z0-9._@:+=-]+$/;
+
+/**
+ * Create a driver that stores objects as files under `options.root`.
+ *
+ * @example
+ * ```ts
+ * import { fsStorage } from "registry-kit/storage/fs";
+ * const storage = fsStorage({ root: "/var/lib/registry" });
+ * ```
+ */
+export function fsStorage(options: FsStorageOptions): StorageDriver {
+  const root = path.resolve(options.root);
+  const tmpDir = path.join(root, TMP_DIR);
+  const sync = options.fsync ?? true;
+  const staleTempMs = options.staleTempMs ?? 24 * 60 * 60 * 1000;
+  const appendLocks = new Map<string, Promise<unknown>>();
+
+  // Created once; every method waits for it. The sweep of stale temp files runs beside it.
+  const ready = fsp.mkdir(tmpDir, { recursive: true }).then(() => undefined);
+  const sweep = ready.then(() => removeStaleTemps(tmpDir, staleTempMs)).catch(() => {});
+  // A failed mkdir surfaces on the first call, not as an unhandled rejection.
+  ready.catch(() => {});
+
+  /** The path of a key. Keys are validated by `checked`; this is defence in depth. */
+  function pathOf(key: string): string {
+    const full = path.resolve(root, ...key.split("/"));
+    if (!full.startsWith(root + path.sep)) throw new StorageError("invalid_key", "storage key escapes the root");
+    return full;
+  }
+
+  /** Create the parent directories of `file`, fsyncing the directories that gained an entry. */
+  async function makeParents(file: string): Promise<void> {
+    const dir = path.dirname(file);
+    let first: string | undefined;
+    try {
+      first = await fsp.mkdir(dir, { recursive: true });
+    } catch (error) {
+      throw toStorageError(error, "cannot create the directories of");
+    }
+    if (first && sync) {
+      // `dir` gets its entry at the rename (synced there); each directory from the parent
+      // of the first one created down to `dir`'s parent gained a new subdirectory.
+      const top = path.dirname(first);
+      for (let d = path.dirname(dir); ; d = path.dirname(d)) {
+        await syncDir(d);
+        if (d === top || d === root || d === path.dirname(d)) break;
+      }
+    }
+  }
+
+  /**
+   * Rename `from` onto `to`, creating `to`'s directories. Retries when a
+   * concurrent delete removes an empty directory on the way, and replaces an
+   * empty directory left at `to` by deleted children.
+   */
+  async function renameInto(from: string, to: string): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      await makeParents(to);
+      try {
+        await fsp.rename(from, to);
+        if (sync) await syncDir(path.dirname(to));
+        return;
+      } catch (error) {
+        const code = errno(error);
+        if (attempt < RETRIES && code === "ENOENT" && (await isFile(from))) continue;
+        if (attempt < RETRIES && (code === "EISDIR" || code === "ENOTEMPTY" || code === "EEXIST")) {
+          // A directory is in the way: fine if empty (its objects were deleted), a conflict otherwise.
+          const removed = await fsp.rmdir(to).then(() => true, () => false);
+          if (removed) continue;
+        }
+        throw toStorageError(error, "cannot store");
+      }
+    }
+  }
+
+  /** Remove empty directories from `dir` up to (not including) the root. Best effort. */
+  async function pruneEmptyDirs(dir: string): Promise<void> {
+    for (let d = dir; d.startsWith(root + path.sep); d = path.dirname(d)) {
+      try {
+        await fsp.rmdir(d);
+      } catch {
+        return; // not empty, gone already, or in use: leave it
+      }
+    }
+  }
+
+  /** Run `task` after every earlier task for `key` in this process has finished. */
+  async function withAppendLock<T>(key: string, task: () => Promise<T>): Promise<T> {
+    const previous = appendLocks.get(key) ?? Promise.resolve();
+    const run = previous.then(task, task);
+    const settled = run.then(() => {}, () => {});
+    appendLocks.set(key, settled);
+    try {
+      return await run;
+    } finally {
+      if (appendLocks.get(key) === settled) appendLocks.delete(key);
+    }
+  }
+
+  return {
+    name: "fs",
+
+    async stat(key: string): Promise<ObjectInfo | undefined> {
+      const file = pathOf(key);
+      await ready;
+      try {
+        const info = await fsp.lstat(file);
+        return info.isFile() ? { size: info.size, modified: info.mtime } : undefined;
+      } catch (error) {
+        if (isMissing(error)) return undefined;
+        throw toStorageError(error, "cannot stat");
+      }
+    },
+
+    async read(key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array> | undefined> {
+      const file = pathOf(key);
+      await ready;
+      let handle: FileHandle;
+      try {
+        // O_NOFOLLOW: a symlink planted under the root is not an object.
+        handle = await fsp.open(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+      } catch (error) {
+        if (isMissing(error) || errno(error) === "ELOOP") return undefined;
+        throw toStorageError(error, "cannot read");
+      }
+      try {
+        const info = await handle.stat();
+        if (!info.isFile()) {
+          await handle.close();
+          return undefined;
+        }
+        // The bounds are fixed now: the stream is a snapshot of the file as it is at open
+        // (a later write renames a new file into place; this descriptor keeps the old one).
+        const start = Math.min(range?.offset ?? 0, info.size);
+        const end = range?.length === undefined ? info.size : Math.min(info.size, start + range.length);
+        return fileStream(handle, start, end);
+      } catch (error) {
+        await handle.close().catch(() => {});
+        throw toStorageError(error, "cannot read");
+      }
+    },
+
+    async write(key: string, body: StorageBody, options?: WriteOptions): Promise<number> {
+      const file = pathOf(key);
+      const signal = options?.signal;
+      if (signal?.aborted) discard(body);
+      throwIfAborted(signal);
+      await ready;
+      const temp = path.join(tmpDir, randomUUID());
+      let handle: FileHandle | undefined;
+      try {
+        handle = await fsp.open(temp, "wx", 0o644);
+        const size = await writeBody(handle, body, signal);
+        if (sync) await handle.sync();
+        await handle.close();
+        handle = undefined;
+        // Last chance to give up: after the rename the new object is visible.
+        throwIfAborted(signal);
+        await renameInto(temp, file);
+        return size;
+      } catch (error) {
+        await handle?.close().catch(() => {});
+        await fsp.rm(temp, { force: true }).catch(() => {});
+        throw toStorageError(error, "cannot write");
+      }
+    },
+
+    async append(key: string, body: StorageBody, options?: AppendOptions): Promise<number> {
+      const file = pathOf(key);
+      const signal = options?.signal;
+      if (signal?.aborted) discard(body);
+      throwIfAborted(signal);
+      await ready;
+      return withAppendLock(key, async () => {
+        let handle: FileHandle | undefined;
+        let before = 0;
+        let wrote = false;
+        // Under the lock, so nobody in this process creates it meanwhile.
+        const existed = await isFile(file);
+        try {
+          for (let attempt = 0; ; attempt++) {
+            try {
+              handle = await fsp.open(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0), 0o644);
+              break;
+            } catch (error) {
+              if (attempt >= RETRIES || errno(error) !== "ENOENT") throw error;
+              await makeParents(file);
+            }
+          }
+          const info = await handle.stat();
+          if (!info.isFile()) throw new StorageError("conflict", "the key is not an object");
+          before = info.size;
+          if (options?.expectedSize !== undefined && before !== options.expectedSize) {
+            throw new StorageError("conflict", `object size is ${before}, expected ${options.expectedSize}`);
+          }
+          wrote = true;
+          const size = before + (await writeBody(handle, body, signal));
+          if (sync) await handle.sync();
+          await handle.close();
+          handle = undefined;
+          if (sync && !existed) await syncDir(path.dirname(file));
+          return size;
+        } catch (error) {
+          if (handle) {
+            // Undo a partial append so that the object keeps the size the caller knows.
+            if (wrote) await handle.truncate(before).catch(() => {});
+            await handle.close().catch(() => {});
+            // An append that created the file and then failed leaves no object behind.
+            if (!existed) await removeIfEmpty(file);
+          }
+          if (!wrote) discard(body);
+          throw toStorageError(error, "cannot append to");
+        }
+      });
+    },
+
+    async move(from: string, to: string): Promise<void> {
+      const source = pathOf(from);
+      const target = pathOf(to);
+      await ready;
+      if (!(await isFile(source))) throw new StorageError("not_found", "no object to move");
+      if (source === target) return;
+      // A source that vanishes meanwhile surfaces as ENOENT, mapped to "not_found".
+      await renameInto(source, target);
+      if (sync) await syncDir(path.dirname(source)).catch(() => {});
+      await pruneEmptyDirs(path.dirname(source));
+    },
+
+    async delete(key: string): Promise<void> {
+      const file = pathOf(key);
+      await ready;
+      try {
+        const info = await fsp.lstat(file);
+        if (info.isDirectory()) return; // a prefix, not an object
+        await fsp.unlink(file);
+      } catch (error) {
+        if (isMissing(error) || errno(error) === "EISDIR" || errno(error) === "EPERM") return;
+        throw toStorageError(error, "cannot delete");
+      }
+      await pruneEmptyDirs(path.dirname(file));
+    },
+
+    async deletePrefix(prefix: string): Promise<void> {
+      const dir = pathOf(prefix);
+      await ready;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          const info = await fsp.lstat(dir);
+          if (!info.isDirectory()) return; // an object named like the prefix is not under it
+          await fsp.rm(dir, { recursive: true, force: true });
+          break;
+        } catch (error) {
+          if (isMissing(error)) break;
+          // A concurrent writer added a file while we removed the tree: go again.
+          if (attempt < RETRIES && errno(error) === "ENOTEMPTY") continue;
+          throw toStorageError(error, "cannot delete");
+        }
+      }
+      await pruneEmptyDirs(path.dirname(dir));
+    },
+
+    async list(prefix: string, options?: ListOptions): Promise<ListPage> {
+      const dir = pathOf(prefix);
+      await ready;
+      const limit = options?.limit ?? Infinity;
+      const keys: string[] = [];
+      for await (const key of walk(dir, prefix + "/", options?.after)) {
+        if (keys.length >= limit) return { keys, truncated: true };
+        keys.push(key);
+      }
+      return { keys, truncated: false };
+    },
+
+    async close(): Promise<void> {
+      await sweep;
+    },
+  };
+}
+
+/**
+ * Yield the keys of the files under `dir` in lexical order of the full key,
+ * only those greater than `after`. Subtrees that hold only smaller keys are not
+ * read.
+ */
+async function* walk(dir: string, keyPrefix: string, after: string | undefined): AsyncGenerator<string> {
+  let entries: Dirent[];
+  try {
+    entries = await fsp.readdir(dir, { withFileTypes: true });
+  } catch (error) {
+    if (isMissing(error)) return;
+    throw toStorageError(error, "cannot list");
+  }
+  // Sort by what each entry contributes to the full key: a directory `d` stands for
+  // keys starting `d/`, and "/" sorts after "-", "." and "+" (so `a-b` < `a/x`).
+  const items = entries
+    .filter((entry) => SEGMENT.test(entry.name) && (entry.isFile() || entry.isDirectory()))
+    .map((entry) => ({ name: entry.name, dir: entry.isDirectory(), sortKey: entry.isDirectory() ? entry.name + "/" : entry.name }))
+    .sort((a, b) => (a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0));
+  for (const item of items) {
+    const key = keyPrefix + item.sortKey;
+    if (item.dir) {
+      // Every key below starts with `key`; if `after` is past all of them, skip the subtree.
+      if (after !== undefined && after > key && !after.startsWith(key)) continue;
+      yield* walk(path.join(dir, item.name), key, after);
+    } else if (after === undefined || key > after) {
+      yield key;
+    }
+  }
+}
+
+/** Write a body to an open file, batching small chunks. Resolves to the bytes written. */
+async function writeBody(handle: FileHandle, body: StorageBody, signal: AbortSignal | undefined): Promise<number> {
+  let size = 0;
+  let batch: Uint8Array[] = [];
+  let batchBytes = 0;
+  // One write in flight while the next batch is read from the body: disk and source overlap.
+  let inFlight: Promise<unknown> = Promise.resolve();
+  const flush = async (): Promise<void> => {
+    const chunks = batch;
+    batch = [];
+    batchBytes = 0;
+    await inFlight;
+    inFlight = writeAll(handle, chunks);
+    // Surface a write error promptly; the next flush awaits it again.
+    inFlight.catch(() => {});
+  };
+  try {
+    for await (const chunk of bodyChunks(body, signal)) {
+      batch.push(chunk);
+      batchBytes += chunk.byteLength;
+      size += chunk.byteLength;
+      if (batchBytes >= WRITE_BATCH) await flush();
+    }
+    if (batchBytes > 0) await flush();
+  } finally {
+    // Never leave a write running against a handle the caller is about to close.
+    await inFlight.catch(() => {});
+  }
+  await inFlight;
+  return size;
+}
+
+/** writev until every byte is written (writev may write less than asked). */
+async function writeAll(handle: FileHandle, chunks: Uint8Array[]): Promise<void> {
+  let pending = chunks;
+  while (pending.length > 0) {
+    const { bytesWritten } = await handle.writev(pending);
+    let skip = bytesWritten;
+    const rest: Uint8Array[] = [];
+    for (const chunk of pending) {
+      if (skip >= chunk.byteLength) {
+        skip -= chunk.byteLength;
+        continue;
+      }
+      rest.push(skip > 0 ? chunk.subarray(skip) : chunk);
+      skip = 0;
+    }
+    pending = rest;
+  }
+}
+
+/** A pull-based stream over `[start, end)` of an open file; it closes the handle when done or cancelled. */
+function fileStream(handle: FileHandle, start: number, end: number): ReadableStream<Uint8Array> {
+  let position = start;
+  let closed = false;
+  const close = async (): Promise<void> => {
+    if (closed) return;
+    closed = true;
+    await handle.close().catch(() => {});
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const want = Math.min(READ_CHUNK, end - position);
+        if (want <= 0) {
+          await close();
+          controller.close();
+          return;
+        }
+        try {
+          // A fresh buffer per chunk: the consumer owns what it is given.
+          const buffer = new Uint8Array(want);
+          const { bytesRead } = await handle.read(buffer, 0, want, position);
+          if (bytesRead === 0) {
+            // Truncated under us (only an append's undo does that): end here.
+            await close();
+            controller.close();
+            return;
+          }
+          position += bytesRead;
+          controller.enqueue(bytesRead === want ? buffer : buffer.subarray(0, bytesRead));
+        } catch (error) {
+          await close();
+          controller.error(toStorageError(error, "cannot read"));
+        }
+      },
+      async cancel() {
+        await close();
+      },
+    },
+    // Pull only when the consumer wants more: one chunk ahead at most.
+    { highWaterMark: 1 },
+  );
+}
+
+async function syncDir(dir: string): Promise<void> {
+  let handle: FileHandle | undefined;
+  try {
+    handle = await fsp.open(dir, "r");
+    await handle.sync();
+  } catch (error) {
+    // Some filesystems refuse fsync on directories (EINVAL, EISDIR on a few platforms).
+    const code = errno(error);
+    if (code !== "EINVAL" && code !== "EISDIR" && code !== "EPERM" && code !== "EBADF") throw error;
+  } finally {
+    await handle?.close().catch(() => {});
+  }
+}
+
+async function isFile(file: string): Promise<boolean> {
+  return fsp.lstat(file).then((info) => info.isFile(), () => false);
+}
+
+async function removeIfEmpty(file: string): Promise<void> {
+  try {
+    const info = await fsp.lstat(file);
+    if (info.isFile() && info.size === 0) await fsp.unlink(file);
+  } catch {
+    // best effort
+  }
+}
+
+async function removeStaleTemps(tmpDir: string, maxAgeMs: number): Promise<void> {
+  const cutoff = Date.now() - maxAgeMs;
+  for (const name of await fsp.readdir(tmpDir)) {
+    const file = path.join(tmpDir, name);
+    const info = await fsp.lstat(file).catch(() => undefined);
+    if (info && info.mtimeMs < cutoff) await fsp.rm(file, { force: true, recursive: true }).catch(() => {});
+  }
+}
+
+function errno(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+/** ENOENT, or ENOTDIR: a parent of the path is a file, so the path names no object. */
+function isMissing(error: unknown): boolean {
+  const code = errno(error);
+  return code === "ENOENT" || code === "ENOTDIR";
+}
+
+/** Map a Node error to the contract's codes; a `StorageError` passes through unchanged. */
+function toStorageError(error: unknown, what: string): StorageError {
+  if (error instanceof StorageError) return error;
+  switch (errno(error)) {
+    case "ENOENT":
+      return new StorageError("not_found", `${what} the object: not found`, { cause: error });
+    case "ENOTDIR":
+    case "EISDIR":
+    case "EEXIST":
+    case "ENOTEMPTY":
+      // A key that is both an object and a prefix of other objects: a file cannot be a directory.
+      return new StorageError("conflict", `${what} the object: a key cannot be both an object and a prefix`, { cause: error });
+    default:
+      return new StorageError("io", `${what} the object`, { cause: error });
+  }
+}

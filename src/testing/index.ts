@@ -1,0 +1,8 @@
+/**
+ * Test helpers for code built on registry-kit: the contract suites that every
+ * implementation of a pluggable interface must pass. Node and vitest only.
+ *
+ * @module
+ */
+export { describeStorageContract } from "./storage-contract.js";
+export type { LargeStreamStats, StorageContractOptions, StorageContractSubject } from "./storage-contract.js";

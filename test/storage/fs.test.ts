@@ -1,0 +1,247 @@
+import { mkdtemp, readdir, readFile, rm, stat, symlink, writeFile, mkdir, utimes } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { StorageError, checked, type StorageDriver } from "../../src/storage/driver.js";
+import { fsStorage } from "../../src/storage/fs/index.js";
+import { describeStorageContract } from "../../src/testing/index.js";
+
+const MiB = 1024 * 1024;
+const encoder = new TextEncoder();
+
+describeStorageContract(
+  "fs",
+  async () => {
+    const root = await mkdtemp(path.join(tmpdir(), "registry-kit-fs-"));
+    return { driver: fsStorage({ root }), cleanup: () => rm(root, { recursive: true, force: true }) };
+  },
+  {
+    onLargeStreamStats: (s) => {
+      // Printed for docs/performance.md; not asserted.
+      process.stdout.write(
+        `fs large stream ${s.phase}: ${(s.bytes / MiB).toFixed(0)} MiB in ${s.milliseconds.toFixed(0)} ms, ` +
+          `${(s.bytesPerSecond / MiB).toFixed(0)} MiB/s, RSS growth ${(s.rssGrowth / MiB).toFixed(1)} MiB\n`,
+      );
+    },
+  },
+);
+
+describeStorageContract(
+  "fs without fsync",
+  async () => {
+    const root = await mkdtemp(path.join(tmpdir(), "registry-kit-fs-nosync-"));
+    return { driver: fsStorage({ root, fsync: false }), cleanup: () => rm(root, { recursive: true, force: true }) };
+  },
+  { largeBytes: 16 * MiB },
+);
+
+describe("fs driver specifics", () => {
+  let root: string;
+  let raw: StorageDriver;
+  let store: StorageDriver;
+
+  beforeEach(async () => {
+    root = await mkdtemp(path.join(tmpdir(), "registry-kit-fs-"));
+    raw = fsStorage({ root });
+    store = checked(raw);
+  });
+
+  afterEach(async () => {
+    await raw.close?.();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  /** Every file under root, relative, `/`-separated. */
+  async function files(): Promise<string[]> {
+    const out: string[] = [];
+    for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
+      if (entry.isFile()) out.push(path.relative(root, path.join(entry.parentPath, entry.name)).split(path.sep).join("/"));
+    }
+    return out.sort();
+  }
+
+  it("stores a key as the file root/key, with no temp file left", async () => {
+    await store.write("repositories/library/alpine/_layers/sha256/abc/link", encoder.encode("sha256:abc"));
+    expect(await files()).toEqual(["repositories/library/alpine/_layers/sha256/abc/link"]);
+    expect(await readFile(path.join(root, "repositories/library/alpine/_layers/sha256/abc/link"), "utf8")).toBe("sha256:abc");
+    expect(await readdir(path.join(root, "~tmp"))).toEqual([]);
+  });
+
+  it("leaves no temp file after an aborted write", async () => {
+    await store.write("k/obj", encoder.encode("old"));
+    const controller = new AbortController();
+    let pulls = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (++pulls === 20) controller.abort();
+        c.enqueue(new Uint8Array(256 * 1024));
+      },
+    });
+    await expect(store.write("k/obj", body, { signal: controller.signal })).rejects.toMatchObject({ code: "aborted" });
+    expect(await readdir(path.join(root, "~tmp"))).toEqual([]);
+    expect(await files()).toEqual(["k/obj"]);
+    expect(await readFile(path.join(root, "k/obj"), "utf8")).toBe("old");
+  });
+
+  it("never shows a partial file under the final name while a write is in progress", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(c) {
+        if (sent === 4) await gate;
+        if (sent === 8) return c.close();
+        sent++;
+        c.enqueue(new Uint8Array(512 * 1024).fill(sent));
+      },
+    });
+    const writing = store.write("p/obj", body);
+    while (sent < 4) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 20));
+    // Half the body is on disk, in the temp directory only.
+    expect(await stat(path.join(root, "p/obj")).catch(() => undefined)).toBeUndefined();
+    expect(await store.stat("p/obj")).toBeUndefined();
+    const temps = await readdir(path.join(root, "~tmp"));
+    expect(temps).toHaveLength(1);
+    expect((await store.list("p")).keys).toEqual([]);
+    release();
+    expect(await writing).toBe(4 * MiB);
+    expect((await stat(path.join(root, "p/obj"))).size).toBe(4 * MiB);
+    expect(await readdir(path.join(root, "~tmp"))).toEqual([]);
+  });
+
+  it("leaves no partial file when the body fails, and removes the temp file", async () => {
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (sent++ === 10) return c.error(new Error("connection reset"));
+        c.enqueue(new Uint8Array(300 * 1024));
+      },
+    });
+    await expect(store.write("f/obj", body)).rejects.toBeInstanceOf(StorageError);
+    expect(await files()).toEqual([]);
+    expect(await readdir(path.join(root, "~tmp"))).toEqual([]);
+  });
+
+  it("undoes a failed append, so the file keeps its size", async () => {
+    await store.append("u/data", encoder.encode("12345"));
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (sent++ === 3) return c.error(new Error("gone"));
+        c.enqueue(new Uint8Array(2 * MiB));
+      },
+    });
+    await expect(store.append("u/data", body, { expectedSize: 5 })).rejects.toMatchObject({ code: "io" });
+    expect((await stat(path.join(root, "u/data"))).size).toBe(5);
+    // A failed first append leaves no file at all.
+    await expect(store.append("u/fresh", body)).rejects.toBeInstanceOf(Error);
+    expect(await files()).toEqual(["u/data"]);
+  });
+
+  it("keeps every path inside the root (defence in depth behind checked)", async () => {
+    // The raw driver, without checked: the containment check still refuses an escape.
+    await expect(raw.write("../escape", encoder.encode("x"))).rejects.toMatchObject({ code: "invalid_key" });
+    await expect(raw.stat("a/../../escape")).rejects.toMatchObject({ code: "invalid_key" });
+    await expect(raw.read("/etc/passwd")).resolves.toBeUndefined(); // resolves inside root: root/etc/passwd
+    await expect(raw.list("..")).rejects.toMatchObject({ code: "invalid_key" });
+    await expect(raw.deletePrefix("..")).rejects.toMatchObject({ code: "invalid_key" });
+    await expect(raw.deletePrefix(".")).rejects.toMatchObject({ code: "invalid_key" });
+    expect(await stat(path.join(root, "..", "escape")).catch(() => undefined)).toBeUndefined();
+    expect(await stat(root)).toBeDefined();
+  });
+
+  it("does not follow a symlink planted under the root", async () => {
+    const outside = await mkdtemp(path.join(tmpdir(), "registry-kit-outside-"));
+    try {
+      await writeFile(path.join(outside, "secret"), "secret");
+      await mkdir(path.join(root, "s"), { recursive: true });
+      await symlink(path.join(outside, "secret"), path.join(root, "s", "link"));
+      expect(await store.stat("s/link")).toBeUndefined();
+      expect(await store.read("s/link")).toBeUndefined();
+      expect((await store.list("s")).keys).toEqual([]);
+      await expect(store.append("s/link", encoder.encode("x"))).rejects.toBeInstanceOf(StorageError);
+      expect(await readFile(path.join(outside, "secret"), "utf8")).toBe("secret");
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
+  });
+
+  it("removes empty directories after delete, move and deletePrefix", async () => {
+    await store.write("d/a/b/c", encoder.encode("1"));
+    await store.write("d/x/y", encoder.encode("2"));
+    await store.delete("d/a/b/c");
+    await store.move("d/x/y", "e/y");
+    expect(await readdir(root)).toEqual(expect.arrayContaining(["e", "~tmp"]));
+    expect(await readdir(root)).not.toContain("d");
+    await store.deletePrefix("e");
+    expect(await readdir(root)).toEqual(["~tmp"]);
+  });
+
+  it("writes with fsync on and off give the same files", async () => {
+    const other = await mkdtemp(path.join(tmpdir(), "registry-kit-fs-nosync-"));
+    try {
+      const fast = checked(fsStorage({ root: other, fsync: false }));
+      for (const s of [store, fast]) {
+        await s.write("x/a", encoder.encode("one"));
+        await s.append("x/b", encoder.encode("two"));
+        await s.move("x/b", "y/b");
+      }
+      expect(await readFile(path.join(root, "x/a"), "utf8")).toBe("one");
+      expect(await readFile(path.join(other, "x/a"), "utf8")).toBe("one");
+      expect(await readFile(path.join(root, "y/b"), "utf8")).toBe("two");
+      expect(await readFile(path.join(other, "y/b"), "utf8")).toBe("two");
+    } finally {
+      await rm(other, { recursive: true, force: true });
+    }
+  });
+
+  it("a read stream is a snapshot: an overwrite during the read does not change it", async () => {
+    const first = new Uint8Array(3 * MiB).fill(1);
+    await store.write("snap/obj", first);
+    const stream = (await store.read("snap/obj"))!;
+    const reader = stream.getReader();
+    const head = await reader.read();
+    await store.write("snap/obj", new Uint8Array(3 * MiB).fill(2));
+    let size = head.value!.byteLength;
+    let allOnes = head.value!.every((b) => b === 1);
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      allOnes &&= value.every((b) => b === 1);
+    }
+    expect(size).toBe(3 * MiB);
+    expect(allOnes).toBe(true);
+  });
+
+  it("a key that is an object cannot also be a prefix: conflict", async () => {
+    await store.write("c/a", encoder.encode("file"));
+    await expect(store.write("c/a/b", encoder.encode("x"))).rejects.toMatchObject({ code: "conflict" });
+    await expect(store.append("c/a/b", encoder.encode("x"))).rejects.toMatchObject({ code: "conflict" });
+    await store.write("c/d/e", encoder.encode("x"));
+    await expect(store.write("c/d", encoder.encode("x"))).rejects.toMatchObject({ code: "conflict" });
+    await expect(store.append("c/d", encoder.encode("x"))).rejects.toMatchObject({ code: "conflict" });
+    expect(await readdir(path.join(root, "~tmp"))).toEqual([]);
+  });
+
+  it("removes stale temp files left by a crash when it starts", async () => {
+    await raw.close?.();
+    const stale = path.join(root, "~tmp", "crashed-write");
+    const fresh = path.join(root, "~tmp", "running-write");
+    await writeFile(stale, "partial");
+    await writeFile(fresh, "partial");
+    const old = new Date(Date.now() - 48 * 3600_000);
+    await utimes(stale, old, old);
+    const again = fsStorage({ root });
+    await again.close?.();
+    expect(await readdir(path.join(root, "~tmp"))).toEqual(["running-write"]);
+  });
+
+  it("serializes in-process appends without expectedSize (no bytes lost)", async () => {
+    await Promise.all(Array.from({ length: 20 }, (_, i) => store.append("ser/data", encoder.encode(`[${String(i).padStart(2, "0")}]`))));
+    const text = await readFile(path.join(root, "ser/data"), "utf8");
+    expect(text).toHaveLength(80);
+    expect(text.match(/\[\d\d\]/g)).toHaveLength(20);
+  });
+});
