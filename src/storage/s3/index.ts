@@ -128,6 +128,7 @@ export function s3Storage(options: S3StorageOptions): StorageDriver {
   const root = (options.rootDirectory ?? "").replace(/^\/+|\/+$/g, "");
   if (root && !/^[A-Za-z0-9._@:+=/-]+$/.test(root)) throw new TypeError("s3Storage: rootDirectory has invalid characters");
   const signPayload = options.signPayload ?? false;
+  const maxRetries = options.maxRetries ?? 5;
 
   const client = new S3Client({
     bucket: options.bucket,
@@ -137,7 +138,7 @@ export function s3Storage(options: S3StorageOptions): StorageDriver {
     accessKeyId,
     secretAccessKey,
     sessionToken,
-    maxRetries: options.maxRetries ?? 5,
+    maxRetries,
     retryBaseMs: options.retryBaseMs ?? 100,
     signPayload,
     fetch: options.fetch ?? globalThis.fetch,
@@ -368,7 +369,51 @@ export function s3Storage(options: S3StorageOptions): StorageDriver {
       await response.body?.cancel();
       throw new StorageError("io", `s3 ${op}: an appended part vanished while being read (concurrent move or delete)`);
     }
-    return response.body ?? emptyStream();
+    return resumable(response, rawKey, op, range ? range[0] : 0, range ? range[1] + 1 : undefined);
+  }
+
+  /**
+   * The body of a GET that, when the connection fails mid-way, continues with a
+   * ranged GET from the first byte not yet delivered (`If-Match` the same ETag,
+   * so a replaced object fails rather than mixing), up to `maxRetries` times.
+   */
+  function resumable(response: Response, rawKey: string, op: string, start: number, end: number | undefined): ReadableStream<Uint8Array> {
+    const etag = response.headers.get("etag");
+    let reader = (response.body ?? emptyStream()).getReader();
+    let position = start;
+    let resumes = 0;
+    return new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        for (;;) {
+          try {
+            const { done, value } = await reader.read();
+            if (done) return controller.close();
+            position += value.byteLength;
+            return controller.enqueue(value);
+          } catch (error) {
+            if (!etag || resumes >= maxRetries || (end !== undefined && position >= end)) {
+              throw new StorageError("io", `s3 ${op} ${JSON.stringify(rawKey)}: the connection failed while reading`, { cause: error });
+            }
+            resumes++;
+            const again = await client.send({
+              op,
+              method: "GET",
+              key: rawKey,
+              headers: { range: `bytes=${position}-${end === undefined ? "" : end - 1}`, "if-match": etag },
+              accept: [412],
+            });
+            if (again.status === 412) {
+              await again.body?.cancel();
+              throw new StorageError("io", `s3 ${op} ${JSON.stringify(rawKey)}: the object changed while being read`, { cause: error });
+            }
+            reader = (again.body ?? emptyStream()).getReader();
+          }
+        }
+      },
+      async cancel(reason) {
+        await reader.cancel(reason).catch(() => {});
+      },
+    }, { highWaterMark: 0 });
   }
 
   /** Plan the parts of an assembled object: big part objects are copied, runs of small ones merged. */
@@ -440,7 +485,9 @@ export function s3Storage(options: S3StorageOptions): StorageDriver {
       }
       if (offset > 0 || length !== undefined) headers.range = `bytes=${offset}-${length === undefined ? "" : offset + length - 1}`;
       const response = await client.send({ op: "read", method: "GET", key: objectKey(key), headers, accept: [404, 416] });
-      if (response.status === 200 || response.status === 206) return response.body ?? emptyStream();
+      if (response.status === 200 || response.status === 206) {
+        return resumable(response, objectKey(key), "read", offset, length === undefined ? undefined : offset + length);
+      }
       await response.body?.cancel();
       if (response.status === 416) return emptyStream();
       // Not a plain object: maybe an appended one.
