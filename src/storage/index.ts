@@ -17,3 +17,4 @@ export type {
   StorageErrorCode,
   WriteOptions,
 } from "./driver.js";
+export { bodyChunks, discard, readAll, streamOf, throwIfAborted } from "./streams.js";

@@ -244,4 +244,12 @@ describe("fs driver specifics", () => {
     expect(text).toHaveLength(80);
     expect(text.match(/\[\d\d\]/g)).toHaveLength(20);
   });
+
+  it("a root that cannot be created fails every call with a StorageError", async () => {
+    await writeFile(path.join(root, "plain-file"), "x");
+    const broken = checked(fsStorage({ root: path.join(root, "plain-file", "sub") }));
+    await expect(broken.stat("a/b")).rejects.toBeInstanceOf(StorageError);
+    await expect(broken.write("a/b", encoder.encode("x"))).rejects.toBeInstanceOf(StorageError);
+    await broken.close?.();
+  });
 });

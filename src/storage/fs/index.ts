@@ -82,7 +82,12 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
   const appendLocks = new Map<string, Promise<unknown>>();
 
   // Created once; every method waits for it. The sweep of stale temp files runs beside it.
-  const ready = fsp.mkdir(tmpDir, { recursive: true }).then(() => undefined);
+  const ready = fsp.mkdir(tmpDir, { recursive: true }).then(
+    () => undefined,
+    (error: unknown) => {
+      throw toStorageError(error, "cannot create the root for");
+    },
+  );
   const sweep = ready.then(() => removeStaleTemps(tmpDir, staleTempMs)).catch(() => {});
   // A failed mkdir surfaces on the first call, not as an unhandled rejection.
   ready.catch(() => {});
