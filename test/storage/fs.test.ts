@@ -252,4 +252,11 @@ describe("fs driver specifics", () => {
     await expect(broken.write("a/b", encoder.encode("x"))).rejects.toBeInstanceOf(StorageError);
     await broken.close?.();
   });
+
+  it("recreates the temp directory if it was removed by hand", async () => {
+    await store.write("t/a", encoder.encode("1"));
+    await rm(path.join(root, "~tmp"), { recursive: true });
+    await store.write("t/b", encoder.encode("2"));
+    expect(await files()).toEqual(["t/a", "t/b"]);
+  });
 });

@@ -76,6 +76,8 @@ const SEGMENT = /^[A-Za-z0-9._@:+=-]+$/;
  */
 export function fsStorage(options: FsStorageOptions): StorageDriver {
   const root = path.resolve(options.root);
+  // What every object path starts with (root "/" already ends with the separator).
+  const inside = root.endsWith(path.sep) ? root : root + path.sep;
   const tmpDir = path.join(root, TMP_DIR);
   const sync = options.fsync ?? true;
   const staleTempMs = options.staleTempMs ?? 24 * 60 * 60 * 1000;
@@ -95,7 +97,7 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
   /** The path of a key. Keys are validated by `checked`; this is defence in depth. */
   function pathOf(key: string): string {
     const full = path.resolve(root, ...key.split("/"));
-    if (!full.startsWith(root + path.sep)) throw new StorageError("invalid_key", "storage key escapes the root");
+    if (!full.startsWith(inside)) throw new StorageError("invalid_key", "storage key escapes the root");
     return full;
   }
 
@@ -146,7 +148,7 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
 
   /** Remove empty directories from `dir` up to (not including) the root. Best effort. */
   async function pruneEmptyDirs(dir: string): Promise<void> {
-    for (let d = dir; d.startsWith(root + path.sep); d = path.dirname(d)) {
+    for (let d = dir; d.startsWith(inside) && d !== tmpDir; d = path.dirname(d)) {
       try {
         await fsp.rmdir(d);
       } catch {
@@ -220,7 +222,12 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
       const temp = path.join(tmpDir, randomUUID());
       let handle: FileHandle | undefined;
       try {
-        handle = await fsp.open(temp, "wx", 0o644);
+        handle = await fsp.open(temp, "wx", 0o644).catch(async (error: unknown) => {
+          // The temp directory was removed by hand while we ran: make it again, once.
+          if (errno(error) !== "ENOENT") throw error;
+          await fsp.mkdir(tmpDir, { recursive: true });
+          return fsp.open(temp, "wx", 0o644);
+        });
         const size = await writeBody(handle, body, signal);
         if (sync) await handle.sync();
         await handle.close();
