@@ -5,7 +5,7 @@
  * @module
  */
 import { encodeBasic, memoryCredentialStore, registryKey, type CredentialStore } from "./credentials.js";
-import { errorFromResponse, RegistryClientError } from "./errors.js";
+import { discard, errorFromResponse, RegistryClientError } from "./errors.js";
 import { choosePlatform, isIndex, MANIFEST_ACCEPT, parseManifest, type ParsedManifest, type Platform } from "./manifest.js";
 import { streamOf, type Descriptor, type LocalImageStore } from "./local-store.js";
 import { apiUrl, parseImageReference, type ImageReference } from "./reference.js";
@@ -118,8 +118,19 @@ export interface RegistryClient {
  */
 async function expectStatus(response: Response, ok: readonly number[], what: string): Promise<Response> {
   if (!ok.includes(response.status)) throw await errorFromResponse(response, what);
-  await response.body?.cancel().catch(() => {});
+  discard(response);
   return response;
+}
+
+/**
+ * Bytes the server holds, from an upload status `Range: 0-<last>`. Registries
+ * write `0-0` for an empty upload (as Distribution does), so `0-0` counts as
+ * empty: a one-byte upload is then re-sent whole, which is always safe.
+ */
+function storedBytes(range: string | null): number {
+  const match = /^(?:bytes=)?0-(\d+)$/.exec(range?.trim() ?? "");
+  const last = match ? Number(match[1]) : 0;
+  return last > 0 ? last + 1 : 0;
 }
 
 /** Create a registry client. */
@@ -261,7 +272,7 @@ export function createClient(options: ClientOptions = {}): RegistryClient {
         scopes: [...pushScope(ref.repository), ...pullScope(from)],
         signal: opts.signal,
       });
-      await response.body?.cancel().catch(() => {});
+      discard(response);
       if (response.status === 201) {
         result.mounted.push(blob.digest);
         opts.onProgress?.({ digest: blob.digest, done: blob.size, total: blob.size, state: "skipped" });
@@ -279,7 +290,7 @@ export function createClient(options: ClientOptions = {}): RegistryClient {
 
   async function cancelUpload(ref: ImageReference, location: URL, opts: TransferOptions): Promise<void> {
     const response = await transport.send({ method: "DELETE", url: location, scopes: pushScope(ref.repository), signal: opts.signal });
-    await response.body?.cancel().catch(() => {});
+    discard(response);
   }
 
   async function startUpload(ref: ImageReference, opts: TransferOptions): Promise<URL> {
@@ -351,10 +362,9 @@ export function createClient(options: ClientOptions = {}): RegistryClient {
         if (opts.signal?.aborted || ++failures > (opts.retries ?? 3)) throw error;
         // Resume from what the server has (the upload status `Range`).
         const status = await transport.send({ method: "GET", url: location, scopes: pushScope(ref.repository), signal: opts.signal });
-        await status.body?.cancel().catch(() => {});
+        discard(status);
         if (status.status !== 204) throw error;
-        const range = /^0-(\d+)$/.exec(status.headers.get("range") ?? "");
-        offset = range ? Number(range[1]) + 1 : 0;
+        offset = storedBytes(status.headers.get("range"));
         const next = status.headers.get("location");
         if (next) location = new URL(next, location);
       }

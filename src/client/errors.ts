@@ -20,14 +20,19 @@ export class RegistryClientError extends Error {
   }
 }
 
+/** The OCI code a bodiless error answer stands for. */
+const STATUS_CODES: Record<number, string> = { 401: "UNAUTHORIZED", 403: "DENIED", 429: "TOOMANYREQUESTS" };
+
 /**
  * Build an error from a failed response: reads the OCI error body when there is
  * one (`{"errors":[{code,message,detail}]}`), or the token endpoint's
  * `{"error","details"}` shape, else uses the status line.
  */
 export async function errorFromResponse(response: Response, what: string): Promise<RegistryClientError> {
-  let code = `HTTP_${response.status}`;
-  let message = `${what}: HTTP ${response.status}`;
+  // HEAD answers and some proxies carry no body: fall back on the status and the challenge.
+  let code = STATUS_CODES[response.status] ?? `HTTP_${response.status}`;
+  const challengeError = /error="?([a-z_]+)"?/.exec(response.headers.get("www-authenticate") ?? "")?.[1];
+  let message = `${what}: ${code}${challengeError ? ` (${challengeError})` : ""}`;
   let detail: unknown;
   try {
     const text = await response.text();
@@ -35,7 +40,7 @@ export async function errorFromResponse(response: Response, what: string): Promi
     const first = Array.isArray(body.errors) ? (body.errors[0] as Record<string, unknown> | undefined) : undefined;
     if (first && typeof first.code === "string") {
       code = first.code;
-      message = `${what}: ${first.code}: ${String(first.message ?? "")}`;
+      message = `${what}: ${first.code}: ${String(first.message ?? "")}${challengeError ? ` (${challengeError})` : ""}`;
       detail = first.detail;
     } else if (typeof body.error === "string") {
       code = body.error.toUpperCase();
@@ -46,4 +51,13 @@ export async function errorFromResponse(response: Response, what: string): Promi
     // not JSON: keep the status line
   }
   return new RegistryClientError(code, message, response.status, detail);
+}
+
+/**
+ * Drop a response body we do not read, without waiting: a cancel need not
+ * settle before the connection can be reused, and some fetch interceptors
+ * never settle it.
+ */
+export function discard(response: Response): void {
+  response.body?.cancel().catch(() => {});
 }

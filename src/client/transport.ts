@@ -7,6 +7,7 @@
  * @module
  */
 import { parseChallenges } from "./challenge.js";
+import { discard } from "./errors.js";
 import { registryKey, type CredentialStore } from "./credentials.js";
 import { TokenCache, type TokenEndpoint } from "./tokens.js";
 
@@ -98,7 +99,7 @@ export class Transport {
       } else {
         return response;
       }
-      await response.body?.cancel().catch(() => {});
+      discard(response);
     }
   }
 

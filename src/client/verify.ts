@@ -6,13 +6,12 @@
  *
  * @module
  */
-import { sha256, sha512 } from "@noble/hashes/sha2.js";
-import { bytesToHex } from "@noble/hashes/utils.js";
+import { createHasher, digestBytes } from "../registry/hash.js";
 import { RegistryClientError } from "./errors.js";
 
 /** Hash a whole byte array to an OCI digest string (`sha256:<hex>`). */
 export function digestOf(bytes: Uint8Array, algorithm: "sha256" | "sha512" = "sha256"): string {
-  return `${algorithm}:${bytesToHex((algorithm === "sha256" ? sha256 : sha512)(bytes))}`;
+  return digestBytes(algorithm, bytes);
 }
 
 /**
@@ -24,7 +23,7 @@ export function verifying(expected: string, size?: number, onBytes?: (done: numb
   if (algorithm !== "sha256" && algorithm !== "sha512") {
     throw new RegistryClientError("DIGEST_INVALID", `unsupported digest algorithm in ${expected}`, 0);
   }
-  const hash = (algorithm === "sha256" ? sha256 : sha512).create();
+  const hash = createHasher(algorithm);
   let done = 0;
   return new TransformStream({
     transform(chunk, controller) {
@@ -38,7 +37,7 @@ export function verifying(expected: string, size?: number, onBytes?: (done: numb
       onBytes?.(done);
     },
     flush(controller) {
-      const actual = `${algorithm}:${bytesToHex(hash.digest())}`;
+      const actual = hash.digest();
       if (actual !== expected) controller.error(new RegistryClientError("DIGEST_INVALID", `content of ${expected} hashes to ${actual}`, 0));
       else if (size !== undefined && done !== size) controller.error(new RegistryClientError("SIZE_INVALID", `blob ${expected} has ${done} bytes, expected ${size}`, 0));
     },
