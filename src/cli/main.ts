@@ -1,0 +1,133 @@
+/**
+ * `registry-kit serve [CONFIG]`: the all-in-one server. Run by
+ * bin/registry-kit.mjs (from dist/ when built, else from these sources via tsx).
+ *
+ * @module
+ */
+import { readFile } from "node:fs/promises";
+import { serve, type RunningServer } from "../node/index.js";
+import { attachAccessLog } from "./access-log.js";
+import { createAllInOne, type AllInOne } from "./all-in-one.js";
+import { bannerLines } from "./banner.js";
+import { ConfigError, parseConfigText, resolveConfig, type AllInOneConfig } from "./config.js";
+import { cliLogHook } from "./log.js";
+
+const USAGE = `Usage: registry-kit serve [CONFIG]
+
+Runs a container registry (/v2/), its token service (/service/token) and the
+user-management API (/api/users) on one origin.
+
+  CONFIG   a CNCF Distribution config.yml (YAML or JSON), optionally with a
+           registrykit section; see docs/configuration.md. Without it:
+           127.0.0.1:5000 (HOST, PORT), data under ./data (REGISTRY_KIT_DATA).
+
+Environment: REGISTRY_<SECTION>_<KEY> overrides any key (e.g. REGISTRY_HTTP_ADDR),
+REGISTRY_KIT_ADMIN_USER / REGISTRY_KIT_ADMIN_PASSWORD set the first administrator.`;
+
+/** Where the CLI writes; replaceable in tests. */
+export interface CliIo {
+  out: (line: string) => void;
+  err: (line: string) => void;
+  env: Record<string, string | undefined>;
+  cwd: string;
+}
+
+const defaultIo = (): CliIo => ({
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+  env: process.env,
+  cwd: process.cwd(),
+});
+
+/**
+ * Run the CLI. Resolves to an exit code when the command ends by itself
+ * (help, bad usage, bad configuration); `serve` keeps running and exits the
+ * process on SIGINT/SIGTERM after draining.
+ */
+export async function main(argv: string[], io: CliIo = defaultIo()): Promise<number | undefined> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === "help" || command === "--help" || command === "-h") {
+    (command === undefined ? io.err : io.out)(USAGE);
+    return command === undefined ? 2 : 0;
+  }
+  if (command === "--version" || command === "version") {
+    io.out(await version());
+    return 0;
+  }
+  if (command !== "serve" || rest.length > 1 || rest.some((a) => a.startsWith("-"))) {
+    io.err(USAGE);
+    return 2;
+  }
+  let config: AllInOneConfig;
+  try {
+    const document = rest[0] === undefined ? undefined : parseConfigText(await readFile(rest[0], "utf8"), rest[0]);
+    const resolved = resolveConfig({ document, env: io.env, cwd: io.cwd });
+    for (const warning of resolved.warnings) io.err(`registry-kit: warning: ${warning}`);
+    config = resolved.config;
+  } catch (error) {
+    io.err(`registry-kit: configuration error: ${error instanceof ConfigError || isFsError(error) ? error.message : String(error)}`);
+    return 1;
+  }
+  return run(config, io);
+}
+
+async function run(config: AllInOneConfig, io: CliIo): Promise<number | undefined> {
+  const log = cliLogHook(config.log.level, io.err);
+  let app: AllInOne | undefined;
+  let server: RunningServer;
+  try {
+    // Bind first so that port 0 and the default realm know the real port.
+    server = await serve(
+      (request) => (app ? app.handler(request) : Promise.resolve(new Response("starting", { status: 503 }))),
+      { host: config.http.host, port: config.http.port, trustProxy: config.http.trustProxy, log },
+    );
+  } catch (error) {
+    io.err(`registry-kit: cannot listen on ${config.http.host}:${config.http.port}: ${(error as Error).message}`);
+    return 1;
+  }
+  try {
+    app = await createAllInOne(config, { origin: server.url, log });
+  } catch (error) {
+    await server.close(0);
+    io.err(`registry-kit: start-up failed: ${(error as Error).message}`);
+    return 1;
+  }
+  if (config.log.accessLog) attachAccessLog(server.server, io.out);
+  for (const line of bannerLines(server.url, app.info, await version())) io.out(line);
+
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) {
+      io.err(`registry-kit: ${signal} again, exiting now`);
+      process.exit(1);
+    }
+    stopping = true;
+    io.err(`registry-kit: ${signal} received, finishing in-flight requests (up to ${config.http.drainTimeout} ms)`);
+    server
+      .close(config.http.drainTimeout)
+      .then(() => app?.close())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          io.err(`registry-kit: shutdown failed: ${String(error)}`);
+          process.exit(1);
+        },
+      );
+  };
+  process.on("SIGINT", () => stop("SIGINT"));
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  return undefined;
+}
+
+function isFsError(error: unknown): error is NodeJS.ErrnoException {
+  return error instanceof Error && typeof (error as NodeJS.ErrnoException).code === "string";
+}
+
+async function version(): Promise<string> {
+  try {
+    const pkg = JSON.parse(await readFile(new URL("../../package.json", import.meta.url), "utf8")) as { version?: string };
+    return pkg.version ?? "unknown";
+  } catch {
+    return "unknown";
+  }
+}
