@@ -12,7 +12,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildTestImage, readDirLayout, readOciLayout, sha256 } from "./helpers/image.js";
+import { buildTestImage, buildTestIndex, readDirLayout, readOciLayout, sha256 } from "./helpers/image.js";
 import { describeRun, tempDir } from "./helpers/process.js";
 import { startRegistryKit, type RegistryKit } from "./helpers/registry-kit.js";
 import { skopeoSandbox, type SkopeoSandbox } from "./helpers/skopeo.js";
@@ -130,6 +130,70 @@ describe("skopeo against registry-kit (Node adapter, fs storage, no auth)", () =
     // and by digest
     const byDigest = await skopeo.inspectRaw(`docker://${reg.host}/${ns}/converted@${digest}`);
     expect(byDigest.equals(served)).toBe(true);
+  });
+
+  it("skopeo copy --all pushes a multi-platform OCI index; the index and each platform manifest are served byte for byte, and one platform pulls back", async () => {
+    const index = buildTestIndex(join(work.path, "index-src"), { archs: ["amd64", "arm64"] });
+    const dest = `docker://${reg.host}/${ns}/multi:v1`;
+    const push = await skopeo.copy(index.ref, dest, { extraArgs: ["--all"] });
+    expect(push.code, `${describeRun(push)}\n--- registry saw ---\n${reg.recorder.dump()}`).toBe(0);
+
+    expect((await skopeo.inspectRaw(dest)).equals(index.indexBytes)).toBe(true);
+    const res = await fetch(`${reg.url}/v2/${ns}/multi/manifests/v1`, { headers: { Accept: "application/vnd.oci.image.index.v1+json" } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/vnd.oci.image.index.v1+json");
+    expect(res.headers.get("docker-content-digest")).toBe(index.indexDigest);
+    await res.arrayBuffer();
+    for (const { image } of index.images) {
+      const child = await skopeo.inspectRaw(`docker://${reg.host}/${ns}/multi@${image.manifestDigest}`);
+      expect(child.equals(image.manifestBytes)).toBe(true);
+    }
+
+    const arm = index.images.find((i) => i.arch === "arm64")!.image;
+    const back = join(work.path, "index-arm64");
+    const pull = await skopeo.raw(["--override-arch", "arm64", "--override-os", "linux", "copy", "--src-tls-verify=false", dest, `oci:${back}:v1`]);
+    expect(pull.code, describeRun(pull)).toBe(0);
+    const got = readOciLayout(back, "v1");
+    expect(got.manifestDigest).toBe(arm.manifestDigest);
+    expect(got.configDigest).toBe(arm.config.digest);
+    expect(got.layerDigests).toEqual(arm.layers.map((l) => l.digest));
+  });
+
+  it("a 64 MiB layer round-trips through skopeo (streamed both ways)", async () => {
+    const big = buildTestImage(join(work.path, "big-src"), { sizes: [64 * 1024 * 1024] });
+    const dest = `docker://${reg.host}/${ns}/big:v1`;
+    const t0 = Date.now();
+    const push = await skopeo.copy(big.ref, dest);
+    const pushMs = Date.now() - t0;
+    expect(push.code, describeRun(push)).toBe(0);
+    const back = join(work.path, "big-back");
+    const t1 = Date.now();
+    const pull = await skopeo.copy(dest, `oci:${back}:v1`);
+    const pullMs = Date.now() - t1;
+    expect(pull.code, describeRun(pull)).toBe(0);
+    const got = readOciLayout(back, "v1");
+    expect(got.layerDigests).toEqual([big.layers[0]!.digest]);
+    expect(got.blobFileDigests.get(big.layers[0]!.digest)).toBe(big.layers[0]!.digest);
+    console.log(`64 MiB layer (${big.layers[0]!.size} bytes gzipped): skopeo push ${pushMs} ms, pull ${pullMs} ms`);
+  });
+
+  it("skopeo list-tags lists every tag, and skopeo delete removes a manifest", async () => {
+    const tagged = await skopeo.copy(`docker://${reg.host}/${ns}/app:v1`, `docker://${reg.host}/${ns}/app:v2`);
+    expect(tagged.code, describeRun(tagged)).toBe(0);
+    const list = await skopeo.raw(["list-tags", "--tls-verify=false", `docker://${reg.host}/${ns}/app`]);
+    expect(list.code, describeRun(list)).toBe(0);
+    const tags = (JSON.parse(list.stdout) as { Repository: string; Tags: string[] }).Tags;
+    expect([...tags].sort()).toEqual(["v1", "v2"]);
+
+    const doomed = buildTestImage(join(work.path, "doomed-src"), { layers: 1 });
+    const ref = `docker://${reg.host}/${ns}/doomed:v1`;
+    expect((await skopeo.copy(doomed.ref, ref)).code).toBe(0);
+    const del = await skopeo.raw(["delete", "--tls-verify=false", ref]);
+    expect(del.code, `${describeRun(del)}\n--- registry saw ---\n${reg.recorder.dump()}`).toBe(0);
+    expect(reg.recorder.requests.some((r) => r.method === "DELETE" && r.path === `/v2/${ns}/doomed/manifests/${doomed.manifestDigest}` && r.status === 202)).toBe(true);
+    const gone = await skopeo.inspect(`docker://${reg.host}/${ns}/doomed@${doomed.manifestDigest}`);
+    expect(gone.code, describeRun(gone)).not.toBe(0);
+    expect(gone.stderr).toMatch(/manifest unknown/i);
   });
 
   it("the whole skopeo session produced no 5xx", () => {

@@ -106,6 +106,8 @@ export interface BuildOptions {
   /** Tag written in index.json (default "v1"). */
   tag?: string;
   format?: "oci" | "docker";
+  /** GOARCH written in the config (default: this machine's). */
+  arch?: string;
 }
 
 export interface BuiltLayer {
@@ -164,14 +166,14 @@ export function buildTestImage(dir: string, opts: BuildOptions = {}): TestImage 
       { path: `layer${i}/hello.txt`, data: `registry-kit interop layer ${i} nonce ${nonce}\n` },
       { path: `layer${i}/payload.bin`, data: randomBytes(size) },
     ]);
-    const gz = gzipSync(raw, { level: 6 });
+    const gz = gzipSync(raw, { level: size > 4_000_000 ? 1 : 6 });
     return { digest: sha256(gz), size: gz.length, diffId: sha256(raw), mediaType: layerType, bytes: gz, files };
   });
 
   const created = "2024-01-01T00:00:00Z";
   const configJson = {
     created,
-    architecture: goArch(),
+    architecture: opts.arch ?? goArch(),
     os: "linux",
     config: {
       Env: ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],
@@ -289,4 +291,50 @@ export function readDirLayout(dir: string): ReadImage {
     blobFileDigests.set(d, sha256(readFileSync(join(dir, d.slice("sha256:".length)))));
   }
   return { manifestBytes, manifestDigest: sha256(manifestBytes), ...parsed, blobFileDigests };
+}
+
+// ---------------------------------------------------------------------------
+// Multi-platform: an OCI image index over one hand-built image per platform.
+
+export interface TestIndex {
+  dir: string;
+  tag: string;
+  /** `oci:<dir>:<tag>`; push it with `skopeo copy --all`. */
+  ref: string;
+  indexBytes: Buffer;
+  indexDigest: string;
+  images: Array<{ arch: string; image: TestImage }>;
+}
+
+/**
+ * An OCI layout whose `tag` names an `application/vnd.oci.image.index.v1+json`
+ * (pretty-printed, exact bytes known) over one image per architecture.
+ */
+export function buildTestIndex(dir: string, opts: { archs?: string[]; tag?: string; layers?: number } = {}): TestIndex {
+  const tag = opts.tag ?? "v1";
+  const archs = opts.archs ?? ["amd64", "arm64"];
+  const images = archs.map((arch) => ({ arch, image: buildTestImage(dir, { arch, tag: `${tag}-${arch}`, layers: opts.layers ?? 1 }) }));
+  const index = {
+    schemaVersion: 2,
+    mediaType: OCI_INDEX,
+    manifests: images.map(({ arch, image }) => ({
+      mediaType: OCI_MANIFEST,
+      digest: image.manifestDigest,
+      size: image.manifestBytes.length,
+      platform: { architecture: arch, os: "linux" },
+    })),
+  };
+  const indexBytes = Buffer.from(JSON.stringify(index, null, 2) + "\n");
+  const indexDigest = sha256(indexBytes);
+  writeFileSync(join(dir, "blobs", "sha256", indexDigest.slice("sha256:".length)), indexBytes);
+  writeFileSync(
+    join(dir, "index.json"),
+    JSON.stringify({
+      schemaVersion: 2,
+      manifests: [
+        { mediaType: OCI_INDEX, digest: indexDigest, size: indexBytes.length, annotations: { "org.opencontainers.image.ref.name": tag } },
+      ],
+    }),
+  );
+  return { dir, tag, ref: `oci:${dir}:${tag}`, indexBytes, indexDigest, images };
 }
