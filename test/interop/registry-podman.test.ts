@@ -121,4 +121,37 @@ describe("buildah and podman against registry-kit (Node adapter, fs storage, no 
     for (const m of mounts) expect(m.status, reg.recorder.dump()).toBe(201);
     expect(reg.recorder.requests.some((r) => r.method === "PUT" && r.path === `/v2/${ns}/app/manifests/second` && r.status === 201)).toBe(true);
   });
+
+  it("buildah pushes Docker schema 2 (--format v2s2) and zstd-compressed OCI layers; podman pulls both back to the same image", async () => {
+    // One fresh image per case: containers/image 5.23 would otherwise reuse
+    // (mount) the gzip layer it pushed a moment earlier, whatever
+    // --compression-format asks for.
+    const cases = [
+      { repo: "v2s2", args: ["--format", "v2s2"], manifestType: "application/vnd.docker.distribution.manifest.v2+json", layerType: "application/vnd.docker.image.rootfs.diff.tar.gzip" },
+      { repo: "zstd", args: ["--format", "oci", "--compression-format", "zstd"], manifestType: "application/vnd.oci.image.manifest.v1+json", layerType: "application/vnd.oci.image.layer.v1.tar+zstd" },
+    ];
+    for (const c of cases) {
+      const local = `localhost/${ns}/formats-${c.repo}:v1`;
+      const imageId = await builder.buildScratchImage(local, { "/formats.txt": `formats ${ns} ${c.repo}\n` });
+      const ref = `${reg.host}/${ns}/${c.repo}:v1`;
+      const push = await builder.buildah(["push", "--tls-verify=false", ...c.args, local, `docker://${ref}`]);
+      expect(push.code, `${describeRun(push)}\n--- registry saw ---\n${reg.recorder.dump()}`).toBe(0);
+      const res = await fetch(`${reg.url}/v2/${ns}/${c.repo}/manifests/v1`, { headers: { Accept: c.manifestType } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toBe(c.manifestType);
+      const manifest = (await res.json()) as { mediaType: string; layers: Array<{ mediaType: string }> };
+      expect(manifest.mediaType).toBe(c.manifestType);
+      expect(manifest.layers.map((l) => l.mediaType)).toEqual([c.layerType]);
+
+      const fresh = containersSandbox(`podman-${c.repo}`);
+      try {
+        const pull = await fresh.podman(["pull", "--tls-verify=false", ref]);
+        expect(pull.code, `${describeRun(pull)}\n--- registry saw ---\n${reg.recorder.dump()}`).toBe(0);
+        // schema 2 carries the same config blob, so the image id is unchanged in every format
+        expect(pull.stdout.trim()).toBe(imageId);
+      } finally {
+        fresh.remove();
+      }
+    }
+  });
 });
