@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { createRegistry } from "../../../src/registry/index.js";
 import { fsStorage } from "../../../src/storage/fs/index.js";
+import { startDistribution } from "./distribution.js";
 import { tempDir } from "./process.js";
 import { serveRecorded, type Handler, type RunningService } from "./serve.js";
 
@@ -24,6 +25,10 @@ export interface RegistryKit extends RunningService {
  * the Node adapter. Pass `authorize` (e.g. a token authorizer) to protect it.
  */
 export async function startRegistryKit(opts: RegistryKitOptions = {}): Promise<RegistryKit> {
+  if (process.env.RK_INTEROP_TARGET === "distribution") {
+    if (opts.authorize) throw new Error("RK_INTEROP_TARGET=distribution only replaces the registry in tests without auth");
+    return startDistributionAsRegistryKit();
+  }
   const tmp = tempDir("registry-kit");
   const storageRoot = join(tmp.path, "storage");
   try {
@@ -46,4 +51,31 @@ export async function startRegistryKit(opts: RegistryKitOptions = {}): Promise<R
     tmp.remove();
     throw err;
   }
+}
+
+/**
+ * Parity mode: with `RK_INTEROP_TARGET=distribution`, tests that use
+ * startRegistryKit() without auth run unchanged against Distribution 2.8, the
+ * request record coming from its access log. A test that fails there tests
+ * our reading of the standard rather than the standard.
+ */
+async function startDistributionAsRegistryKit(): Promise<RegistryKit> {
+  const d = await startDistribution();
+  let skip = 0;
+  const requests = () =>
+    d.requests().slice(skip).map((r) => ({ ...r, auth: undefined, userAgent: undefined, challenge: undefined }));
+  return {
+    url: d.url,
+    host: d.host,
+    storageRoot: d.dataDir,
+    recorder: {
+      handler: () => Promise.reject(new Error("Distribution is not a fetch handler")),
+      get requests() {
+        return requests();
+      },
+      dump: () => requests().map((r) => `${r.method} ${r.path} -> ${r.status}`).join("\n"),
+      clear: () => void (skip = d.requests().length),
+    },
+    close: () => d.stop(),
+  };
 }
