@@ -8,6 +8,9 @@ import type { AllInOneInfo } from "./all-in-one.js";
 /** The banner's first line; the CLI test waits for it. */
 export const READY = "registry-kit listening on";
 
+/** The banner's last line, printed once start-up is complete. */
+export const LAST_LINE = "  ready; SIGINT (Ctrl-C) or SIGTERM stops the server gracefully";
+
 /** Lines of the banner for a server at `url`. */
 export function bannerLines(url: string, info: AllInOneInfo, version: string): string[] {
   const lines = [
@@ -36,5 +39,6 @@ export function bannerLines(url: string, info: AllInOneInfo, version: string): s
       lines.push("                  (shown once; set REGISTRY_KIT_ADMIN_PASSWORD to choose it)");
     }
   }
+  lines.push(LAST_LINE);
   return lines;
 }

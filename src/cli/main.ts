@@ -92,9 +92,6 @@ async function run(config: AllInOneConfig, io: CliIo): Promise<number | undefine
     io.err(`registry-kit: start-up failed: ${(error as Error).message}`);
     return 1;
   }
-  if (config.log.accessLog) attachAccessLog(server.server, io.out);
-  for (const line of bannerLines(server.url, app.info, await version())) io.out(line);
-
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) {
@@ -114,8 +111,11 @@ async function run(config: AllInOneConfig, io: CliIo): Promise<number | undefine
         },
       );
   };
+  // Installed before the banner, so a signal right after it is always handled.
   process.on("SIGINT", () => stop("SIGINT"));
   process.on("SIGTERM", () => stop("SIGTERM"));
+  if (config.log.accessLog) attachAccessLog(server.server, io.out);
+  for (const line of bannerLines(server.url, app.info, await version())) io.out(line);
   return undefined;
 }
 

@@ -27,7 +27,9 @@ export interface NodeListenerOptions extends RequestOptions {
  * (a 401, say) is answered without the client uploading anything.
  */
 export interface NodeListeners {
+  /** The `request` listener. */
   request: NodeListener;
+  /** The `checkContinue` listener. */
   checkContinue: NodeListener;
 }
 

@@ -32,7 +32,8 @@ interface MaybeExpressRequest extends IncomingMessage {
 /**
  * Build the `Request` for `req`: method, every header line from `rawHeaders`
  * (duplicates appended, HTTP/2 pseudo-headers dropped), an absolute URL, the
- * body as a stream (none for GET and HEAD), and `signal`.
+ * body as a stream (none for GET and HEAD, nor when the request declares no
+ * body), and `signal`.
  * Throws {@link BadRequestError} for a missing or malformed Host.
  */
 export function toRequest(
@@ -49,7 +50,9 @@ export function toRequest(
     if (!name.startsWith(":")) headers.append(name, raw[i + 1] as string);
   }
   const url = requestUrl(req, options);
-  const hasBody = method !== "GET" && method !== "HEAD";
+  // A request has a body only when it says so (HTTP/1.1 framing): no stream for an empty POST or DELETE.
+  const framed = req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
+  const hasBody = method !== "GET" && method !== "HEAD" && framed;
   const init: RequestInit & { duplex?: "half" } = { method, headers, signal };
   if (hasBody) {
     init.body = incomingBody(req, onFirstBodyPull);

@@ -37,7 +37,7 @@ function start(args: string[], env: Record<string, string> = {}): Promise<Starte
     const timer = setTimeout(() => reject(new Error(`no banner after 20 s\nstdout: ${out}\nstderr: ${err}`)), 20_000);
     const check = (): void => {
       const match = /registry-kit listening on (http:\/\/\S+)/.exec(out);
-      if (match && out.includes("upload secret")) {
+      if (match && out.includes("SIGINT (Ctrl-C) or SIGTERM stops the server")) {
         clearTimeout(timer);
         resolve({ child, url: match[1]!, out: () => out, err: () => err, exited });
       }
