@@ -12,8 +12,11 @@
  * `{ type: "registry", name: "catalog", actions: ["*"] }`.
  */
 export interface Access {
+  /** The resource type: `repository`, `registry`, … */
   type: string;
+  /** The resource name: a repository name, or `catalog` for the registry type. */
   name: string;
+  /** Actions such as `pull`, `push`, `delete`, or `*` for all. */
   actions: string[];
 }
 

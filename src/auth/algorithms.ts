@@ -31,7 +31,9 @@ export type KeyFamily = "RSA" | "EC" | "OKP" | "oct";
 
 /** How one algorithm is carried out with WebCrypto. */
 export interface AlgorithmSpec {
+  /** The JWS `alg` name. */
   alg: JwsAlgorithm;
+  /** The key type (`kty`) the algorithm needs. */
   family: KeyFamily;
   /** Required curve for EC / OKP keys. */
   crv?: "P-256" | "P-384" | "P-521" | "Ed25519";

@@ -13,10 +13,13 @@ export type ChallengeError = "invalid_token" | "insufficient_scope";
 
 /** The parts of a Bearer challenge. */
 export interface Challenge {
+  /** The token endpoint URL. */
   realm: string;
+  /** The registry's service name (the tokens' audience). */
   service: string;
   /** What the route needs; empty for `GET /v2/` (then no `scope=`). */
   needed?: readonly Access[];
+  /** Why a presented token was refused; absent when no token was sent. */
   error?: ChallengeError;
 }
 

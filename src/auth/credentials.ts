@@ -9,7 +9,9 @@ import { equalBytes, fromB64, fromUtf8, utf8 } from "./encoding.js";
 
 /** User name and password from a Basic header. */
 export interface BasicCredentials {
+  /** The text before the first `:`. */
   username: string;
+  /** The text after the first `:` (may itself contain `:`). */
   password: string;
 }
 
@@ -34,8 +36,11 @@ export function parseBasic(authorization: string | null): BasicCredentials | nul
 
 /** One user of {@link memoryCredentials}. */
 export interface MemoryUser {
+  /** The plain password (test data only). */
   password: string;
+  /** A system administrator. Default false. */
   admin?: boolean;
+  /** The numeric user id, if the caller should carry one. */
   id?: number;
 }
 
@@ -43,7 +48,9 @@ export interface MemoryUser {
 export interface MemoryCredentials extends CredentialCheck {
   /** The principal of a user, or `undefined` (used by the token service to re-check refresh tokens). */
   lookupUser(name: string): Promise<Principal | undefined>;
+  /** Add a user or replace one. */
   setUser(name: string, user: MemoryUser): void;
+  /** Remove a user; their refresh tokens stop working. */
   deleteUser(name: string): void;
 }
 

@@ -10,8 +10,11 @@ import { b64url, fromB64url, fromUtf8, toArrayBuffer, utf8 } from "./encoding.js
 
 /** A JOSE header. */
 export interface JwtHeader {
+  /** The signature algorithm, e.g. `RS256`. */
   alg: string;
+  /** Always `JWT` in tokens registry-kit signs; not required when verifying. */
   typ?: string;
+  /** The key id: a libtrust key id or an RFC 7638 thumbprint. */
   kid?: string;
   /** Certificate chain, leaf first, each standard-base64 DER. */
   x5c?: string[];
@@ -20,28 +23,40 @@ export interface JwtHeader {
 
 /** The claims of a registry token (and of refresh tokens). */
 export interface TokenClaims {
+  /** Issuer; must equal the verifier's `issuer`. */
   iss?: string;
+  /** The user name; `""` for an anonymous caller. */
   sub?: string;
+  /** Audience: the service the token is for. */
   aud?: string | string[];
+  /** Expiry, seconds since the epoch. A token without it is refused. */
   exp?: number;
+  /** Not before, seconds since the epoch. */
   nbf?: number;
+  /** Issued at, seconds since the epoch. */
   iat?: number;
+  /** A random token id. */
   jti?: string;
+  /** The granted access (`[]` grants nothing). */
   access?: Access[];
   [name: string]: unknown;
 }
 
 /** A parsed, not yet verified, compact JWS. */
 export interface DecodedJwt {
+  /** The decoded JOSE header. */
   header: JwtHeader;
+  /** The decoded claims. */
   payload: TokenClaims;
   /** `base64url(header) + "." + base64url(payload)`, the bytes that were signed. */
   signingInput: string;
+  /** The raw signature bytes. */
   signature: Uint8Array;
 }
 
 /** A token was refused. `reason` is for logs only, never for the client. */
 export class JwtError extends Error {
+  /** Always `"JwtError"`. */
   override readonly name = "JwtError";
 }
 
@@ -78,6 +93,7 @@ export function decodeJwt(token: string): DecodedJwt {
 
 /** What {@link signJwt} signs with. Key providers produce these. */
 export interface SigningKey {
+  /** The algorithm `key` signs with. */
   alg: JwsAlgorithm;
   /** A private key (or, for HS256, a secret key) imported for `alg`. */
   key: CryptoKey;

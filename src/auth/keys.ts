@@ -30,7 +30,9 @@ export { VerificationKey } from "./public-key.js";
  * Both may be called on every token; implementations cache their work.
  */
 export interface KeyProvider {
+  /** The key the token service signs with, with its `kid` and (when it has a certificate) `x5c` chain. */
   signingKey(): Promise<SigningKey>;
+  /** Every public key a verifier should trust, the signer's own first. */
   verificationKeys(): Promise<readonly VerificationKey[]>;
 }
 
@@ -290,6 +292,7 @@ export function generatedKeys(options: GenerateKeyOptions = {}): GeneratedKeyPro
 export interface HmacKeysOptions {
   /** The shared secret, at least 32 bytes; must not be a PEM key or certificate. */
   secret: string | Uint8Array;
+  /** A `kid` to put in the header. Default none. */
   kid?: string;
 }
 

@@ -23,6 +23,7 @@ export interface TokenRequest {
   offline: boolean;
   /** For `password`. */
   username?: string;
+  /** For `password`. */
   password?: string;
   /** For `refresh_token`. */
   refreshToken?: string;
@@ -30,7 +31,9 @@ export interface TokenRequest {
 
 /** A request that cannot be served, as an OAuth2-style error code and a human description. */
 export interface TokenRequestError {
+  /** The OAuth2 error code sent as `error`. */
   error: "invalid_request" | "invalid_scope" | "unsupported_grant_type";
+  /** A human-readable reason, sent as `details` (and `error_description` on POST). */
   description: string;
 }
 

@@ -8,7 +8,9 @@ import { b64, fromB64 } from "./encoding.js";
 
 /** One `-----BEGIN <label>----- … -----END <label>-----` block. */
 export interface PemBlock {
+  /** The text after `BEGIN`, e.g. `CERTIFICATE`. */
   label: string;
+  /** The decoded base64 content. */
   der: Uint8Array;
 }
 

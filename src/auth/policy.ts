@@ -34,8 +34,11 @@ export interface AclMatch {
 
 /** One ACL rule: when `match` matches, grant `actions` (`"*"` grants every requested action; `[]` denies). */
 export interface AclRule {
+  /** What the rule applies to; every given field must match. */
   match: AclMatch;
+  /** The actions granted when the rule matches: `["*"]` every requested action, `[]` none (an explicit deny). */
   actions: readonly string[];
+  /** Free text for people reading the rules; ignored. */
   comment?: string;
 }
 

@@ -31,7 +31,7 @@ export interface TokenServiceOptions {
   /**
    * Looks a user up by name, to re-check refresh tokens (a deleted user's
    * refresh token stops working, an admin flag change applies). Defaults to
-   * `checkCredentials.lookupUser` when that exists (as on {@link memoryCredentials}).
+   * `checkCredentials.lookupUser` when that exists (as on `memoryCredentials()`).
    * Without it no refresh tokens are issued.
    */
   lookupUser?: (name: string) => Promise<Principal | undefined>;
@@ -53,6 +53,7 @@ export interface TokenServiceOptions {
   maxFormBytes?: number;
   /** `realm` of the `Www-Authenticate: Basic` answer to bad credentials. Default `registry-kit`. */
   basicRealm?: string;
+  /** Receives log events: refusals at `info`, issued tokens at `debug`, failures at `error`. Never passwords or tokens. */
   log?: LogHook;
   /** Clock, ms since epoch (for tests). */
   now?: () => number;
@@ -60,10 +61,15 @@ export interface TokenServiceOptions {
 
 /** The JSON body of a successful token response. */
 export interface TokenResponseBody {
+  /** The signed JWT. */
   token: string;
+  /** The same JWT, under the OAuth2 name. */
   access_token: string;
+  /** Seconds the token is valid. */
   expires_in: number;
+  /** Time of issue, RFC 3339 UTC without fractional seconds. */
   issued_at: string;
+  /** Present when a refresh token was asked for (`offline_token=true` or `access_type=offline`) and can be re-checked. */
   refresh_token?: string;
 }
 

@@ -50,6 +50,7 @@ export interface TokenVerifierOptions extends TrustOptions {
 
 /** A token that passed every check. */
 export interface VerifiedToken {
+  /** Every claim of the token. */
   claims: TokenClaims;
   /** `sub`, `""` for anonymous. */
   subject: string;

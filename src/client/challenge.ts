@@ -9,6 +9,7 @@
 export interface Challenge {
   /** The scheme, lower-cased: `"bearer"`, `"basic"`, … */
   scheme: string;
+  /** Its parameters by lower-case name (`realm`, `service`, `scope`, `error`). */
   params: Record<string, string>;
 }
 

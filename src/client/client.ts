@@ -28,6 +28,7 @@ export interface ClientOptions {
 
 /** Progress of one blob during a pull or push. */
 export interface ProgressEvent {
+  /** The blob's digest. */
   digest: string;
   /** Bytes transferred so far. */
   done: number;
@@ -39,7 +40,9 @@ export interface ProgressEvent {
 
 /** Options shared by pull and push. */
 export interface TransferOptions {
+  /** Called for every blob as it starts, progresses, finishes or is skipped. */
   onProgress?: (event: ProgressEvent) => void;
+  /** Aborts the transfer. */
   signal?: AbortSignal;
 }
 
@@ -61,6 +64,7 @@ export interface PullResult {
   alreadyPresent: boolean;
   /** Blobs downloaded and blobs that were present. */
   downloaded: string[];
+  /** Blobs that were already in the store. */
   skipped: string[];
 }
 
@@ -86,8 +90,11 @@ export interface PushOptions extends TransferOptions {
 export interface PushResult {
   /** The manifest digest the registry stored. */
   digest: string;
+  /** Blobs whose bytes were sent. */
   uploaded: string[];
+  /** Blobs the registry already had (`HEAD` 200). */
   skipped: string[];
+  /** Blobs mounted from another repository. */
   mounted: string[];
 }
 

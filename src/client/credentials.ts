@@ -12,8 +12,11 @@
  * of container tools.
  */
 export interface CredentialStore {
+  /** The stored `base64(user:password)` of a registry, if any. */
   get(registry: string): Promise<string | undefined>;
+  /** Store a registry's `base64(user:password)`. */
   set(registry: string, auth: string): Promise<void>;
+  /** Forget a registry's login. */
   delete(registry: string): Promise<void>;
 }
 

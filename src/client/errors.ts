@@ -6,6 +6,7 @@
 
 /** A failed registry or token request. */
 export class RegistryClientError extends Error {
+  /** Always `"RegistryClientError"`. */
   override readonly name = "RegistryClientError";
   constructor(
     /** The first OCI error code of the body (`MANIFEST_UNKNOWN`, `DENIED`, …), or a client-side code. */

@@ -8,11 +8,24 @@
 
 /** An OCI content descriptor. */
 export interface Descriptor {
+  /** The content's media type. */
   mediaType: string;
+  /** `sha256:<hex>` (or another algorithm) of the content. */
   digest: string;
+  /** Size of the content in bytes. */
   size: number;
+  /** OCI annotations. */
   annotations?: Record<string, string>;
-  platform?: { os: string; architecture: string; variant?: string };
+  /** The platform of an index entry. */
+  platform?: {
+    /** e.g. `linux`. */
+    os: string;
+    /** e.g. `amd64`. */
+    architecture: string;
+    /** e.g. `v8`. */
+    variant?: string;
+  };
+  /** The artifact type of an artifact manifest. */
   artifactType?: string;
 }
 
@@ -41,7 +54,10 @@ export interface LocalImageStore {
 }
 
 /** A {@link LocalImageStore} in memory, for tests and short scripts. */
-export function memoryImageStore(): LocalImageStore & { blobs: Map<string, Uint8Array> } {
+export function memoryImageStore(): LocalImageStore & {
+  /** The stored blobs by digest (for tests). */
+  blobs: Map<string, Uint8Array>;
+} {
   const blobs = new Map<string, Uint8Array>();
   const names = new Map<string, Descriptor>();
   return {

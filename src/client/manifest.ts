@@ -19,11 +19,15 @@ export const MANIFEST_ACCEPT = [
 
 /** A parsed manifest or index, with the raw bytes it came from. */
 export interface ParsedManifest {
+  /** The exact bytes, as served. */
   bytes: Uint8Array;
+  /** Media type from the document, or the response's Content-Type. */
   mediaType: string;
+  /** The verified digest of `bytes`. */
   digest: string;
   /** For an image manifest: the config (the image id) and the layers. */
   config?: Descriptor;
+  /** Layer descriptors (image manifests). */
   layers: Descriptor[];
   /** For an index: the child manifests. */
   manifests: Descriptor[];
@@ -71,8 +75,11 @@ function isDescriptor(value: unknown): value is Descriptor {
 
 /** A platform to choose from an index. */
 export interface Platform {
+  /** e.g. `linux`. */
   os: string;
+  /** e.g. `amd64`, `arm64`. */
   architecture: string;
+  /** e.g. `v8`; matched only when given. */
   variant?: string;
 }
 

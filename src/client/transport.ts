@@ -16,13 +16,17 @@ type AuthScheme = { kind: "bearer"; endpoint: TokenEndpoint } | { kind: "basic" 
 
 /** A request the transport can send again: the body comes from a factory. */
 export interface RepeatableRequest {
+  /** HTTP method. */
   method: string;
+  /** Absolute URL. */
   url: URL;
+  /** Request headers (without `Authorization`, which the transport adds). */
   headers?: HeadersInit;
   /** Called once per attempt; a stream must be fresh each time. */
   body?: () => BodyInit | null | Promise<BodyInit | null>;
   /** The scopes this request needs, e.g. `repository:library/alpine:pull`. */
   scopes: readonly string[];
+  /** Cancels the request. */
   signal?: AbortSignal;
 }
 
@@ -38,6 +42,7 @@ export interface TransportOptions {
 
 /** Sends registry requests with challenge handling and cached tokens. */
 export class Transport {
+  /** The token cache this transport uses. */
   readonly tokens: TokenCache;
   readonly #schemes = new Map<string, AuthScheme>();
   readonly #options: TransportOptions;

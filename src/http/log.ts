@@ -11,7 +11,9 @@ export type LogLevel = "debug" | "info" | "warn" | "error";
 
 /** One structured log record. `msg` is a short constant phrase; details go in fields. */
 export interface LogEvent {
+  /** Severity. */
   level: LogLevel;
+  /** A short, fixed message; details are further fields of the event. */
   msg: string;
   [field: string]: unknown;
 }

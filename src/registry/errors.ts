@@ -81,12 +81,17 @@ export function errorsResponse(errors: RegistryErrorEntry[], status: number, hea
  * Use it for expected, client-caused failures only.
  */
 export class RegistryError extends Error {
+  /** Always `"RegistryError"`. */
   override readonly name = "RegistryError";
   constructor(
+    /** The OCI error code sent in the body. */
     readonly code: ErrorCode,
     message: string,
+    /** The HTTP status. Default: the code's standard status. */
     readonly status: number = ERROR_STATUS[code],
+    /** The entry's `detail` (`null` when absent). */
     readonly detail?: unknown,
+    /** Extra response headers, e.g. `Allow` or `Range`. */
     readonly headers?: HeadersInit,
   ) {
     super(message);

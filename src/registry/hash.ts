@@ -46,7 +46,7 @@ function loadNodeCrypto(): NodeCrypto | null {
   return nodeCrypto;
 }
 
-/** Which implementation {@link createHasher} uses in this runtime. */
+/** Which implementation the registry's hasher uses in this runtime: `node:crypto` when available, else `@noble/hashes`. */
 export function hashBackend(): "node:crypto" | "noble" {
   return loadNodeCrypto() ? "node:crypto" : "noble";
 }

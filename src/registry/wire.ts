@@ -14,8 +14,11 @@ export const API_VERSION = "registry/2.0";
 
 /** Header pairs: the spec's neutral name and the name real clients read. */
 export const HEADERS = {
+  /** `registry/2.0` on every response. */
   apiVersion: ["Container-Distribution-Api-Version", "Docker-Distribution-Api-Version"],
+  /** The digest of a manifest or blob. */
   contentDigest: ["Container-Content-Digest", "Docker-Content-Digest"],
+  /** The id of an upload session. */
   uploadUuid: ["Container-Upload-Uuid", "Docker-Upload-UUID"],
 } as const;
 
@@ -36,13 +39,19 @@ export function baseHeaders(init?: HeadersInit): Headers {
 export const MEDIA_TYPES = {
   /** The spec's neutral schema 2 manifest type. */
   neutralManifest: "application/vnd.container.distribution.manifest.v2+json",
+  /** Docker image manifest, schema 2. */
   dockerManifest: "application/vnd.docker.distribution.manifest.v2+json",
+  /** Docker manifest list (multi-platform). */
   dockerManifestList: "application/vnd.docker.distribution.manifest.list.v2+json",
+  /** OCI image manifest. */
   ociManifest: "application/vnd.oci.image.manifest.v1+json",
+  /** OCI image index (multi-platform). */
   ociIndex: "application/vnd.oci.image.index.v1+json",
-  /** Config and layer types named by the spec (neutral) and by Docker/OCI. */
+  /** The spec's neutral image config type. */
   neutralConfig: "application/vnd.container.image.v1+json",
+  /** The spec's neutral layer type. */
   neutralLayer: "application/vnd.container.image.rootfs.diff.tar.gzip",
+  /** The OCI empty descriptor type (`{}`), used by artifacts. */
   ociEmpty: "application/vnd.oci.empty.v1+json",
 } as const;
 

@@ -22,6 +22,7 @@ export interface ObjectInfo {
 
 /** A byte range for {@link StorageDriver.read}: `offset` inclusive, `length` bytes. */
 export interface ByteRange {
+  /** First byte, 0-based. */
   offset: number;
   /** Number of bytes to read; to the end of the object when omitted. */
   length?: number;
@@ -115,8 +116,10 @@ export type StorageErrorCode = "invalid_key" | "not_found" | "conflict" | "abort
 
 /** The one error type drivers throw for expected failures. */
 export class StorageError extends Error {
+  /** Always `"StorageError"`. */
   override readonly name = "StorageError";
   constructor(
+    /** Why the operation failed. */
     readonly code: StorageErrorCode,
     message: string,
     options?: { cause?: unknown },

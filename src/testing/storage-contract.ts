@@ -19,6 +19,7 @@ import { StorageError, checked, type ByteRange, type StorageDriver } from "../st
 
 /** What a contract `setup` returns: a fresh, empty driver and how to dispose of it. */
 export interface StorageContractSubject {
+  /** The driver under test, fresh and empty. */
   driver: StorageDriver;
   /** Called after each test (after `driver.close`), e.g. to remove a temp directory or bucket. */
   cleanup?: () => Promise<void>;
@@ -28,7 +29,9 @@ export interface StorageContractSubject {
 export interface LargeStreamStats {
   /** `"write"` or `"read"`. */
   phase: "write" | "read";
+  /** Bytes streamed. */
   bytes: number;
+  /** How long it took. */
   milliseconds: number;
   /** Bytes per second over the phase. */
   bytesPerSecond: number;

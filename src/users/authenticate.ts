@@ -13,7 +13,10 @@ import type { UserStore } from "./store.js";
 export type Authenticator = (request: Request) => Promise<Principal | undefined>;
 
 /** Verifies a bearer token (signature, issuer, audience = the management service, expiry). */
-export type BearerVerifier = (token: string) => Promise<{ sub: string } | undefined>;
+export type BearerVerifier = (token: string) => Promise<{
+  /** The token's subject: the user name. */
+  sub: string;
+} | undefined>;
 
 /**
  * `Authorization: Basic <base64(user:password)>` checked with a credential

@@ -11,10 +11,13 @@ import { UserApiError } from "./errors.js";
 
 /** The first administrator, from configuration. */
 export interface BootstrapAdmin {
+  /** User name of the administrator. */
   username: string;
+  /** Initial password; must meet the password policy. */
   password: string;
   /** Optional; empty when absent. */
   email?: string;
+  /** Display name. Default empty. */
   realname?: string;
   /** The scrypt cost (default `DEFAULT_SCRYPT`). */
   scrypt?: Partial<ScryptParams>;

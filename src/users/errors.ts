@@ -37,7 +37,9 @@ export const USER_ERROR_STATUS: Record<UserErrorCode, number> = {
 
 /** One entry of the `errors` array. */
 export interface UserErrorEntry {
+  /** The error code. */
   code: UserErrorCode;
+  /** A human-readable message. */
   message: string;
   /** The request field at fault (validation errors). */
   field?: string;

@@ -30,11 +30,17 @@ export interface UserRecord {
 
 /** The user record in API responses. It never holds a password, hash or salt. */
 export interface PublicUser {
+  /** The numeric id. */
   user_id: number;
+  /** Lower-case user name; also the user's repository namespace. */
   username: string;
+  /** E-mail address. */
   email: string;
+  /** Display name. */
   realname: string;
+  /** Free text. */
   comment: string;
+  /** Whether the user is a system administrator. */
   sysadmin_flag: boolean;
   /** RFC 3339. */
   creation_time: string;

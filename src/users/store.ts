@@ -26,20 +26,31 @@ export const MAX_USER_ID = 2_147_483_647;
 
 /** The fields of a new user. The store assigns `id`, `createdAt` and `updatedAt`. */
 export interface NewUser {
+  /** Lower-case, validated user name. */
   username: string;
+  /** Validated e-mail address. */
   email: string;
+  /** Display name. */
   realname: string;
+  /** Free text. */
   comment: string;
+  /** Whether the user is a system administrator. */
   sysadmin: boolean;
+  /** The scrypt hash (see `hashPassword`). */
   passwordHash: string;
 }
 
 /** A change to a user: only the fields present are changed. */
 export interface UserPatch {
+  /** New e-mail address. */
   email?: string;
+  /** New display name. */
   realname?: string;
+  /** New comment. */
   comment?: string;
+  /** Grant or revoke the administrator role. */
   sysadmin?: boolean;
+  /** New password hash. */
   passwordHash?: string;
 }
 
@@ -68,8 +79,10 @@ export type UserStoreErrorCode = "duplicate_username" | "duplicate_email" | "not
 
 /** The one error type stores throw for refused changes. Messages never hold secrets. */
 export class UserStoreError extends Error {
+  /** Always `"UserStoreError"`. */
   override readonly name = "UserStoreError";
   constructor(
+    /** Why the change was refused. */
     readonly code: UserStoreErrorCode,
     message: string,
     options?: { cause?: unknown },

@@ -16,7 +16,12 @@ import { MAX_PASSWORD_LENGTH } from "./password.js";
 /** A Distribution repository path component. */
 export const USERNAME_PATTERN = /^[a-z0-9]+(?:(?:[._]|__|[-]*)[a-z0-9]+)*$/;
 /** Shortest and longest user name. */
-export const USERNAME_LENGTH = { min: 2, max: 64 } as const;
+export const USERNAME_LENGTH = {
+  /** Shortest user name. */
+  min: 2,
+  /** Longest user name. */
+  max: 64,
+} as const;
 
 const EMAIL_LOCAL = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
 const EMAIL_DOMAIN = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;

@@ -11,13 +11,17 @@
 
 /** An element: its name, its child elements and its text content (concatenated). */
 export interface XmlElement {
+  /** The element name as written, prefix included. */
   name: string;
+  /** Child elements, in document order. */
   children: XmlElement[];
+  /** The element's text content, entities decoded. */
   text: string;
 }
 
 /** Thrown for input this reader cannot make sense of. */
 export class XmlError extends Error {
+  /** Always `"XmlError"`. */
   override readonly name = "XmlError";
 }
 
