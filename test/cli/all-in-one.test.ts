@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -159,7 +159,6 @@ registrykit:
   });
 
   it("fails clearly when the root certificate bundle is missing", async () => {
-    await writeFile(path.join(dir, "not-a-bundle.pem"), "nothing here");
     await expect(createAllInOne(config(`
 storage: {inmemory: {}}
 http: {secret: abc}
