@@ -99,5 +99,22 @@ for (const x5c of [false, true]) {
       expect(push.code, `${describeRun(push)}\n${log()}`).not.toBe(0);
       expect(push.stderr).toContain("denied: requested access to the resource is denied");
     });
+
+    it("skopeo delete: refused for puller with Distribution's 401 body, done for alice with a registry-kit token holding delete", async () => {
+      const img = buildTestImage(join(work.path, "doomed"), { layers: 1 });
+      const ref = `docker://${dist.host}/${repo}:doomed`;
+      expect((await skopeo.copy(img.ref, ref, { destCreds: alice })).code).toBe(0);
+      const byPuller = await skopeo.raw(["delete", "--tls-verify=false", "--creds", `${puller.username}:${puller.password}`, ref]);
+      expect(byPuller.code, `${describeRun(byPuller)}\n${log()}`).not.toBe(0);
+      expect(byPuller.stderr).toContain("(401 Unauthorized)");
+      expect(byPuller.stderr).toContain(
+        `{\\"errors\\":[{\\"code\\":\\"UNAUTHORIZED\\",\\"message\\":\\"authentication required\\",\\"detail\\":[{\\"Type\\":\\"repository\\",\\"Class\\":\\"\\",\\"Name\\":\\"${repo}\\",\\"Action\\":\\"delete\\"}]}]}`,
+      );
+      const byAlice = await skopeo.raw(["delete", "--tls-verify=false", "--creds", `${alice.username}:${alice.password}`, ref]);
+      expect(byAlice.code, `${describeRun(byAlice)}\n${log()}`).toBe(0);
+      const gone = await skopeo.inspect(`docker://${dist.host}/${repo}@${img.manifestDigest}`, { creds: alice });
+      expect(gone.code, describeRun(gone)).not.toBe(0);
+      expect(gone.stderr).toMatch(/manifest unknown/i);
+    });
   });
 }

@@ -152,6 +152,29 @@ describe("skopeo through registry-kit's token flow (registry-kit registry + regi
     expect(r.stderr).toContain("invalid username/password");
   });
 
+  it("skopeo delete: refused for puller (no delete right), done for alice (token with * / delete)", async () => {
+    const doomed = buildTestImage(join(work.path, "doomed"), { layers: 1 });
+    const ref = `docker://${reg.host}/${privateRepo}:doomed`;
+    expect((await skopeo.copy(doomed.ref, ref, { destCreds: alice })).code).toBe(0);
+    const byPuller = await skopeo.raw(["delete", "--tls-verify=false", "--creds", `${puller.username}:${puller.password}`, ref]);
+    expect(byPuller.code, `${describeRun(byPuller)}\n${log()}`).not.toBe(0);
+    // skopeo delete prints the raw 401 body (as it does for Distribution, see token-distribution.test.ts)
+    expect(byPuller.stderr).toContain("(401 Unauthorized)");
+    expect(byPuller.stderr).toContain(
+      `{\\"errors\\":[{\\"code\\":\\"UNAUTHORIZED\\",\\"message\\":\\"authentication required\\",\\"detail\\":[{\\"Type\\":\\"repository\\",\\"Class\\":\\"\\",\\"Name\\":\\"${privateRepo}\\",\\"Action\\":\\"delete\\"}]}]}`,
+    );
+    const byAlice = await skopeo.raw(["delete", "--tls-verify=false", "--creds", `${alice.username}:${alice.password}`, ref]);
+    expect(byAlice.code, `${describeRun(byAlice)}\n${log()}`).toBe(0);
+    // skopeo delete asks for `repository:<name>:*`; alice's rule grants "*", which covers delete
+    const deleteToken = tokens.issued.find(
+      (t) => t.claims?.sub === "alice" && t.claims.access.some((a) => a.name === privateRepo && (a.actions.includes("delete") || a.actions.includes("*"))),
+    );
+    expect(deleteToken, dumpIssued(tokens.issued)).toBeDefined();
+    const gone = await skopeo.inspect(`docker://${reg.host}/${privateRepo}@${doomed.manifestDigest}`, { creds: alice });
+    expect(gone.code, describeRun(gone)).not.toBe(0);
+    expect(gone.stderr).toMatch(/manifest unknown/i);
+  });
+
   it("no request to either service got a 5xx", () => {
     expect(reg.recorder.requests.filter((r) => r.status >= 500 || r.status < 0), log()).toEqual([]);
     expect(tokens.recorder.requests.filter((r) => r.status >= 500 || r.status < 0), log()).toEqual([]);
