@@ -8,7 +8,7 @@
  * repositories/<name>/_manifests/tags/<tag>               the digest a tag points to
  * repositories/<name>/_referrers/<alg>/<hex>/<digest>     descriptor of a manifest whose subject is <alg>:<hex>
  * repositories/<name>/_uploads/<uuid>/data                bytes of an upload in progress
- * catalog/<hex of name>                                   one marker per repository, for /v2/_catalog
+ * catalog/<hex of name>                                   one marker per repository, for /v2/_catalog (split every 254 hex digits)
  * ```
  *
  * Name components start with `[a-z0-9]`, so the `_`-prefixed segments can never
@@ -53,11 +53,25 @@ export const uploadData = (name: string, uuid: string) => `${uploadDir(name, uui
 
 /** Prefix of the repository index. */
 export const CATALOG_PREFIX = "catalog";
+/**
+ * Hex characters per catalog key segment. A name of up to 255 characters is
+ * 510 hex characters, more than one key segment may hold (255), so longer
+ * markers are split every 254 hex characters and each non-final chunk ends in
+ * `+`. The split points are fixed, `+` is the only non-hex character and comes
+ * only there, so key order is still name order, and a marker file never has
+ * the name of a directory of another marker (the fs driver needs that).
+ */
+const CATALOG_CHUNK = 254;
 /** The repository index marker of `name`. */
-export const catalogEntry = (name: string) => `${CATALOG_PREFIX}/${toHex(name)}`;
+export function catalogEntry(name: string): string {
+  const hex = toHex(name);
+  const chunks: string[] = [];
+  for (let i = 0; i < hex.length; i += CATALOG_CHUNK) chunks.push(hex.slice(i, i + CATALOG_CHUNK));
+  return `${CATALOG_PREFIX}/${chunks.join("+/")}`;
+}
 /** The repository name of a catalog marker key. */
 export function catalogName(key: string): string {
-  return fromHex(key.slice(CATALOG_PREFIX.length + 1));
+  return fromHex(key.slice(CATALOG_PREFIX.length + 1).replaceAll("+/", ""));
 }
 
 // Names are ASCII (checked by the name grammar), so one byte per character.
