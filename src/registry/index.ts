@@ -193,4 +193,6 @@ export { DEFAULT_MANIFEST_MEDIA_TYPES, MEDIA_TYPES, HEADERS, API_VERSION } from 
 export { RegistryError, errorResponse } from "./errors.js";
 export type { ErrorCode } from "./errors.js";
 export { hashBackend } from "./hash.js";
+export { collectGarbage } from "./gc.js";
+export type { GcOptions, GcReport } from "./gc.js";
 export type { Access, Authorizer } from "../auth/access.js";
