@@ -1,0 +1,520 @@
+/**
+ * registry-kit against CNCF Distribution 2.8 (Debian's `docker-registry`),
+ * side by side, on this machine, in one run.
+ *
+ *   npm run bench            # full: 256 MiB and 1 GiB blobs, 5 repetitions, wrk 10 s
+ *   npm run bench:quick      # regression guard: 16/64 MiB, 3 repetitions, wrk 3 s (about a minute)
+ *   node --import tsx bench/run.ts [--quick] [--profile] [--reps N] [--only upload,download,http,tokens,ceilings]
+ *
+ * Both registries run as child processes on 127.0.0.1 with filesystem storage
+ * in temp dirs and token auth with the same RSA key and the same long-lived
+ * token. Figures are medians of the repetitions; the two registries alternate
+ * within each repetition. Results go to bench/results/<mode>.json; a full run
+ * also regenerates docs/performance.svg (bench/chart.ts). `--profile` runs
+ * registry-kit's server with `--cpu-prof` into bench/profiles/.
+ *
+ * Installs nothing: a missing program is named with its Debian package and the
+ * run exits with status 2.
+ */
+import { createHash, createPrivateKey, randomBytes, randomFillSync, sign as nodeSign } from "node:crypto";
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { cpus, freemem, loadavg, tmpdir, totalmem } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { stringify } from "yaml";
+import {
+  aclPolicy,
+  createTokenService,
+  generateSigningKeyPem,
+  memoryCredentials,
+  pemKeys,
+  signJwt,
+  type JwsAlgorithm,
+} from "../src/auth/index.js";
+import { writeChart } from "./chart.js";
+import { chunkedUpload, download, monolithicUpload, pushSmallBlob, send } from "./http.js";
+import { atExit, freePort, installExitHooks, requireTools, runCmd, sampleRss, startServer, wrk, type Server } from "./proc.js";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(HERE, "..");
+const MiB = 1024 * 1024;
+
+// ---------------------------------------------------------------- options
+const argv = process.argv.slice(2);
+const QUICK = argv.includes("--quick");
+const PROFILE = argv.includes("--profile");
+const argValue = (name: string): string | undefined => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
+};
+const ONLY = new Set((argValue("--only") ?? "upload,download,http,tokens,ceilings").split(","));
+const REPS = Number(argValue("--reps") ?? (QUICK ? 3 : 5));
+const SIZES = QUICK ? [16 * MiB, 64 * MiB] : [256 * MiB, 1024 * MiB];
+const CHUNK = QUICK ? 4 * MiB : 16 * MiB;
+const WRK_SECONDS = QUICK ? 3 : 10;
+const WRK = { threads: 2, connections: 50 };
+const TOKEN_SECONDS = QUICK ? 0.5 : 2;
+const MODE = QUICK ? "quick" : "full";
+
+const SERVICE = "registry.bench";
+const ISSUER = "registry-kit-bench";
+const REPOS = ["bench/mono", "bench/chunked", "bench/app"];
+
+// ---------------------------------------------------------------- results
+type Who = "registry-kit" | "distribution";
+interface Metric {
+  id: string;
+  group: "upload" | "download" | "http" | "memory" | "tokens";
+  label: string;
+  unit: string;
+  /** true: bigger is better (rates); false: smaller is better (memory). */
+  higherIsBetter: boolean;
+  rk: number;
+  dist?: number;
+  /** registry-kit / Distribution. */
+  ratio?: number;
+  samples?: { rk: number[]; dist?: number[] };
+  target?: string;
+  met?: boolean;
+  note?: string;
+}
+const metrics: Metric[] = [];
+const ceilings: Record<string, { value: number; unit: string; label: string }> = {};
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+const fmtSize = (bytes: number): string => (bytes >= 1024 * MiB ? `${bytes / 1024 / MiB} GiB` : `${bytes / MiB} MiB`);
+const round = (x: number, d = 1): number => Math.round(x * 10 ** d) / 10 ** d;
+const log = (s: string): void => console.log(s);
+
+// ---------------------------------------------------------------- set-up
+installExitHooks();
+const tools = requireTools(["docker-registry", "wrk", "curl", "dd"]);
+const started = new Date();
+const loadAtStart = loadavg();
+const work = mkdtempSync(join(tmpdir(), "rk-bench-"));
+atExit(() => rmSync(work, { recursive: true, force: true }));
+log(`registry-kit bench (${MODE}) — ${started.toISOString()}`);
+log(`machine: ${cpus().length} cpu (${cpus()[0]?.model ?? "?"}), ${round(totalmem() / 1024 ** 3)} GiB RAM (${round(freemem() / 1024 ** 3)} free), node ${process.version}, load ${loadAtStart.map((x) => x.toFixed(2)).join(" ")}`);
+log(`work dir ${work}; ${REPS} repetitions; sizes ${SIZES.map(fmtSize).join(", ")}; chunk ${fmtSize(CHUNK)}; wrk -t${WRK.threads} -c${WRK.connections} -d${WRK_SECONDS}s\n`);
+
+// One key, one certificate, one token for both registries.
+const keyPem = await generateSigningKeyPem({ alg: "RS256" });
+const certPath = join(work, "rootcert.pem");
+writeFileSync(certPath, keyPem.certificate);
+const signer = await pemKeys({ privateKey: keyPem.privateKey, certificate: keyPem.certificate }).signingKey();
+const iat = Math.floor(Date.now() / 1000);
+const token = await signJwt(
+  { iss: ISSUER, sub: "bench", aud: SERVICE, iat, nbf: iat - 60, exp: iat + 24 * 3600, jti: randomBytes(8).toString("hex"), access: REPOS.map((name) => ({ type: "repository", name, actions: ["*"] })) },
+  signer,
+  { x5c: false },
+);
+const AUTH = { authorization: `Bearer ${token}` };
+const realm = "http://127.0.0.1:1/token"; // never called: the bench hands out its token itself
+
+// Random payloads, generated once, hashed while written.
+function randomFile(size: number): { path: string; digest: string; size: number } {
+  const path = join(work, `blob-${fmtSize(size).replace(" ", "")}.bin`);
+  const fd = openSync(path, "w");
+  const hash = createHash("sha256");
+  const buf = Buffer.allocUnsafe(4 * MiB);
+  for (let done = 0; done < size; ) {
+    const n = Math.min(buf.length, size - done);
+    randomFillSync(buf, 0, n);
+    hash.update(buf.subarray(0, n));
+    writeSync(fd, buf, 0, n);
+    done += n;
+  }
+  closeSync(fd);
+  return { path, digest: `sha256:${hash.digest("hex")}`, size };
+}
+
+async function startRegistryKit(): Promise<Server> {
+  const port = await freePort();
+  const config = join(work, "registry-kit.json");
+  const root = join(work, "registry-kit-data");
+  writeFileSync(config, JSON.stringify({ root, port, uploadSecret: randomBytes(32).toString("hex"), auth: { realm, service: SERVICE, issuer: ISSUER, rootcertbundle: certPath } }));
+  const nodeArgs = ["--import", "tsx"];
+  if (PROFILE) {
+    const dir = join(HERE, "profiles");
+    mkdirSync(dir, { recursive: true });
+    nodeArgs.push("--cpu-prof", `--cpu-prof-dir=${dir}`);
+  }
+  return startServer("registry-kit", process.execPath, [...nodeArgs, join(HERE, "server.ts"), config], `http://127.0.0.1:${port}`, probe, { cwd: ROOT });
+}
+
+async function startDistribution(): Promise<Server> {
+  const port = await freePort();
+  const dir = join(work, "distribution");
+  mkdirSync(dir, { recursive: true });
+  const config = {
+    version: 0.1,
+    // access log off and errors only: registry-kit writes no per-request log either
+    log: { level: "error", formatter: "text", accesslog: { disabled: true } },
+    storage: {
+      filesystem: { rootdirectory: join(dir, "data") },
+      delete: { enabled: true },
+      cache: { blobdescriptor: "inmemory" },
+      maintenance: { uploadpurging: { enabled: false } },
+    },
+    http: { addr: `127.0.0.1:${port}`, secret: randomBytes(16).toString("hex") },
+    auth: { token: { realm, service: SERVICE, issuer: ISSUER, rootcertbundle: certPath } },
+  };
+  const path = join(dir, "config.yml");
+  writeFileSync(path, stringify(config));
+  return startServer("distribution", tools["docker-registry"]!, ["serve", path], `http://127.0.0.1:${port}`, probe, { cwd: dir });
+}
+
+async function startHello(): Promise<Server> {
+  const port = await freePort();
+  const config = join(work, "hello.json");
+  writeFileSync(config, JSON.stringify({ hello: true, port }));
+  return startServer("node:http hello", process.execPath, ["--import", "tsx", join(HERE, "server.ts"), config], `http://127.0.0.1:${port}`, async (u) => (await fetch(u)).ok, { cwd: ROOT });
+}
+
+async function probe(url: string): Promise<boolean> {
+  const r = await fetch(`${url}/v2/`, { headers: AUTH });
+  await r.arrayBuffer();
+  return r.status === 200;
+}
+
+// ---------------------------------------------------------------- ceilings
+async function measureCeilings(): Promise<void> {
+  log("== machine ceilings");
+  {
+    const buf = randomBytes(MiB);
+    const total = QUICK ? 256 : 1024;
+    const t0 = performance.now();
+    const h = createHash("sha256");
+    for (let i = 0; i < total; i++) h.update(buf);
+    h.digest();
+    const v = total / ((performance.now() - t0) / 1000);
+    ceilings.sha256 = { value: round(v), unit: "MiB/s", label: "node:crypto SHA-256 (1 MiB updates)" };
+  }
+  {
+    const count = QUICK ? 256 : 1024;
+    const file = join(work, "dd.bin");
+    const t0 = performance.now();
+    const r = await runCmd(tools.dd!, ["if=/dev/zero", `of=${file}`, "bs=1M", `count=${count}`, "conv=fdatasync"]);
+    const secs = (performance.now() - t0) / 1000;
+    rmSync(file, { force: true });
+    if (r.code !== 0) throw new Error(`dd failed: ${r.stderr}`);
+    ceilings.disk = { value: round(count / secs), unit: "MiB/s", label: `disk write, dd ${count} MiB conv=fdatasync` };
+  }
+  {
+    const hello = await startHello();
+    try {
+      await wrk(tools.wrk!, `${hello.url}/`, { ...WRK, seconds: 1 });
+      const r = await wrk(tools.wrk!, `${hello.url}/`, { ...WRK, seconds: WRK_SECONDS });
+      ceilings.hello = { value: round(r.requestsPerSec, 0), unit: "req/s", label: `bare node:http hello-world (wrk -t2 -c50)` };
+    } finally {
+      await hello.stop();
+    }
+  }
+  for (const c of Object.values(ceilings)) log(`  ${c.label.padEnd(44)} ${String(c.value).padStart(10)} ${c.unit}`);
+  log("");
+}
+
+// ---------------------------------------------------------------- transfers
+interface TransferSample {
+  mibps: number;
+  growth: number;
+  peak: number;
+  cpu: number;
+}
+
+async function transfer(server: Server, size: number, run: () => Promise<number>): Promise<TransferSample> {
+  const s = sampleRss(server.pid, 50);
+  let secs: number;
+  try {
+    secs = await run();
+  } finally {
+    // stop() below reads the final numbers
+  }
+  const r = s.stop();
+  return { mibps: size / MiB / secs, growth: r.growth, peak: r.peak, cpu: r.cpuSeconds };
+}
+
+function addTransferMetrics(id: string, label: string, group: "upload" | "download", size: number, rk: TransferSample[], dist: TransferSample[], minRatio: number): void {
+  const rkV = median(rk.map((x) => x.mibps));
+  const dV = median(dist.map((x) => x.mibps));
+  const ratio = rkV / dV;
+  metrics.push({
+    id,
+    group,
+    label,
+    unit: "MiB/s",
+    higherIsBetter: true,
+    rk: round(rkV),
+    dist: round(dV),
+    ratio: round(ratio, 2),
+    samples: { rk: rk.map((x) => round(x.mibps)), dist: dist.map((x) => round(x.mibps)) },
+    target: `≥ ${minRatio.toFixed(1)}×`,
+    met: ratio >= minRatio,
+    note: `server CPU s/GiB: rk ${round(median(rk.map((x) => x.cpu)) / (size / 1024 / MiB), 2)}, dist ${round(median(dist.map((x) => x.cpu)) / (size / 1024 / MiB), 2)}`,
+  });
+  const big = size >= SIZES[SIZES.length - 1]!;
+  const g = (xs: TransferSample[]): number => Math.max(...xs.map((x) => x.growth)) / MiB;
+  const p = (xs: TransferSample[]): number => Math.max(...xs.map((x) => x.peak)) / MiB;
+  metrics.push({
+    id: `${id}.rss`,
+    group: "memory",
+    label: `${label}: RSS growth (max of reps)`,
+    unit: "MiB",
+    higherIsBetter: false,
+    rk: round(g(rk)),
+    dist: round(g(dist)),
+    ratio: g(dist) > 0 ? round(g(rk) / g(dist), 2) : undefined,
+    target: big ? "< 30 MiB" : undefined,
+    met: big ? g(rk) < 30 : undefined,
+    note: `peak RSS: rk ${round(p(rk))} MiB, dist ${round(p(dist))} MiB`,
+  });
+}
+
+async function measureTransfers(rk: Server, dist: Server): Promise<void> {
+  const both: Array<[Who, Server]> = [["registry-kit", rk], ["distribution", dist]];
+  // warm-up: one small push/pull each, so the first timed transfer pays no start-up cost
+  const warm = randomFile(4 * MiB);
+  for (const [, s] of both) {
+    await monolithicUpload(tools.curl!, s.url, "bench/mono", AUTH, warm.path, warm.digest);
+    await chunkedUpload(s.url, "bench/chunked", AUTH, warm.path, warm.size, warm.digest, MiB);
+    await download(tools.curl!, s.url, "bench/mono", AUTH, warm.digest, warm.size);
+  }
+  for (const size of SIZES) {
+    const blob = randomFile(size);
+    const name = fmtSize(size);
+    const res = {
+      mono: { "registry-kit": [] as TransferSample[], distribution: [] as TransferSample[] },
+      chunked: { "registry-kit": [] as TransferSample[], distribution: [] as TransferSample[] },
+      download: { "registry-kit": [] as TransferSample[], distribution: [] as TransferSample[] },
+    };
+    for (let rep = 0; rep < REPS; rep++) {
+      const order = rep % 2 === 0 ? both : [...both].reverse();
+      for (const [who, s] of order) {
+        if (ONLY.has("upload")) {
+          res.mono[who].push(await transfer(s, size, () => monolithicUpload(tools.curl!, s.url, "bench/mono", AUTH, blob.path, blob.digest)));
+          res.chunked[who].push(await transfer(s, size, () => chunkedUpload(s.url, "bench/chunked", AUTH, blob.path, size, blob.digest, CHUNK)));
+        } else if (rep === 0) {
+          await monolithicUpload(tools.curl!, s.url, "bench/mono", AUTH, blob.path, blob.digest);
+        }
+        if (ONLY.has("download")) {
+          res.download[who].push(await transfer(s, size, () => download(tools.curl!, s.url, "bench/mono", AUTH, blob.digest, size)));
+        }
+      }
+      const last = (k: keyof typeof res): string =>
+        res[k]["registry-kit"].length ? `${k} ${round(res[k]["registry-kit"].at(-1)!.mibps, 0)}/${round(res[k].distribution.at(-1)!.mibps, 0)}` : "";
+      log(`  ${name} rep ${rep + 1}/${REPS} (MiB/s rk/dist): ${[last("mono"), last("chunked"), last("download")].filter(Boolean).join(", ")}`);
+    }
+    rmSync(blob.path, { force: true });
+    if (ONLY.has("upload")) {
+      addTransferMetrics(`upload.mono.${name}`, `monolithic upload ${name} (POST + PUT ?digest=)`, "upload", size, res.mono["registry-kit"], res.mono.distribution, 2.0);
+      addTransferMetrics(`upload.chunked.${name}`, `chunked upload ${name} (PATCH ${fmtSize(CHUNK)} chunks)`, "upload", size, res.chunked["registry-kit"], res.chunked.distribution, 2.0);
+    }
+    if (ONLY.has("download")) {
+      addTransferMetrics(`download.${name}`, `blob download ${name}`, "download", size, res.download["registry-kit"], res.download.distribution, 1.0);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- small requests
+function manifestFixture(): { config: Buffer; layer: Buffer; manifest: Buffer } {
+  const config = Buffer.from(JSON.stringify({ architecture: "amd64", os: "linux", rootfs: { type: "layers", diff_ids: [] } }));
+  const layer = randomBytes(1024);
+  const d = (b: Buffer): string => `sha256:${createHash("sha256").update(b).digest("hex")}`;
+  const manifest = Buffer.from(
+    JSON.stringify({
+      schemaVersion: 2,
+      mediaType: "application/vnd.oci.image.manifest.v1+json",
+      config: { mediaType: "application/vnd.oci.image.config.v1+json", digest: d(config), size: config.length },
+      layers: [{ mediaType: "application/vnd.oci.image.layer.v1.tar+gzip", digest: d(layer), size: layer.length }],
+    }),
+  );
+  return { config, layer, manifest };
+}
+
+async function measureHttp(rk: Server, dist: Server): Promise<void> {
+  const fx = manifestFixture();
+  const d = (b: Buffer): string => `sha256:${createHash("sha256").update(b).digest("hex")}`;
+  for (const s of [rk, dist]) {
+    await pushSmallBlob(s.url, "bench/app", AUTH, fx.config, d(fx.config));
+    await pushSmallBlob(s.url, "bench/app", AUTH, fx.layer, d(fx.layer));
+    const r = await send("PUT", `${s.url}/v2/bench/app/manifests/latest`, { ...AUTH, "content-type": "application/vnd.oci.image.manifest.v1+json" }, fx.manifest);
+    if (r.status !== 201) throw new Error(`manifest PUT to ${s.name}: ${r.status} ${r.body.toString()}`);
+    const g = await send("GET", `${s.url}/v2/bench/app/manifests/latest`, { ...AUTH, accept: "application/vnd.oci.image.manifest.v1+json" });
+    if (g.status !== 200 || !g.body.equals(fx.manifest)) throw new Error(`manifest GET from ${s.name} did not return the bytes pushed (${g.status})`);
+  }
+  const cases = [
+    { id: "http.manifest", label: "manifest GET by tag, bearer token (wrk)", headers: [`Authorization: Bearer ${token}`, "Accept: application/vnd.oci.image.manifest.v1+json"], expect2xx: true },
+    { id: "http.challenge", label: "401 challenge, no token (wrk)", headers: ["Accept: application/vnd.oci.image.manifest.v1+json"], expect2xx: false },
+  ];
+  for (const c of cases) {
+    const out: Record<Who, number[]> = { "registry-kit": [], distribution: [] };
+    const reps = QUICK ? 1 : 3;
+    for (let rep = 0; rep < reps; rep++) {
+      for (const [who, s] of (rep % 2 === 0 ? [["registry-kit", rk], ["distribution", dist]] : [["distribution", dist], ["registry-kit", rk]]) as Array<[Who, Server]>) {
+        const url = `${s.url}/v2/bench/app/manifests/latest`;
+        if (rep === 0) await wrk(tools.wrk!, url, { ...WRK, seconds: 1, headers: c.headers }); // warm-up
+        const r = await wrk(tools.wrk!, url, { ...WRK, seconds: WRK_SECONDS, headers: c.headers });
+        if (c.expect2xx && r.non2xx > 0) throw new Error(`${c.id} on ${who}: ${r.non2xx} non-2xx answers`);
+        if (!c.expect2xx && r.non2xx < r.requests * 0.99) throw new Error(`${c.id} on ${who}: expected 401s, got only ${r.non2xx} of ${r.requests}`);
+        if (r.errors > 0) log(`  warning: ${c.id} on ${who}: ${r.errors} socket errors`);
+        out[who].push(r.requestsPerSec);
+        log(`  ${c.id} ${who}: ${Math.round(r.requestsPerSec)} req/s (p50 ${r.latencyP50}, p99 ${r.latencyP99})`);
+      }
+    }
+    const rkV = median(out["registry-kit"]);
+    const dV = median(out.distribution);
+    const m: Metric = { id: c.id, group: "http", label: c.label, unit: "req/s", higherIsBetter: true, rk: round(rkV, 0), dist: round(dV, 0), ratio: round(rkV / dV, 2), samples: { rk: out["registry-kit"].map((x) => round(x, 0)), dist: out.distribution.map((x) => round(x, 0)) } };
+    if (c.id === "http.manifest") {
+      const hello = ceilings.hello?.value;
+      const ofHello = hello ? rkV / hello : undefined;
+      m.target = "≥ 10× and ≥ 30 % of bare node:http";
+      m.met = rkV / dV >= 10 && (ofHello === undefined || ofHello >= 0.3);
+      m.note = ofHello === undefined ? "no hello-world ceiling measured" : `${round(ofHello * 100)} % of the bare node:http rate`;
+    }
+    metrics.push(m);
+  }
+}
+
+// ---------------------------------------------------------------- tokens
+async function rate(fn: () => Promise<unknown> | unknown, seconds: number): Promise<number> {
+  for (let i = 0; i < 20; i++) await fn();
+  const t0 = performance.now();
+  const end = t0 + seconds * 1000;
+  let n = 0;
+  while (performance.now() < end) {
+    await fn();
+    n++;
+  }
+  return n / ((performance.now() - t0) / 1000);
+}
+
+async function rateConcurrent(fn: () => Promise<unknown>, seconds: number, concurrency = 16): Promise<number> {
+  await Promise.all(Array.from({ length: concurrency }, fn));
+  const t0 = performance.now();
+  const end = t0 + seconds * 1000;
+  let n = 0;
+  const worker = async (): Promise<void> => {
+    while (performance.now() < end) {
+      await fn();
+      n++;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return n / ((performance.now() - t0) / 1000);
+}
+
+async function measureTokens(): Promise<void> {
+  log("== token issuance (in this process; Distribution has no token service)");
+  for (const alg of ["RS256", "ES256"] as Array<Exclude<JwsAlgorithm, "HS256">>) {
+    const pem = alg === "RS256" ? keyPem : await generateSigningKeyPem({ alg });
+    const keys = pemKeys({ privateKey: pem.privateKey, certificate: pem.certificate });
+    const svc = createTokenService({
+      issuer: ISSUER,
+      service: SERVICE,
+      keys,
+      checkCredentials: memoryCredentials({ alice: { password: "bench-password" } }),
+      policy: aclPolicy([{ match: { type: "repository", name: "bench/*" }, actions: ["pull"] }]),
+      x5c: false,
+    });
+    const url = `http://127.0.0.1/token?service=${SERVICE}&scope=repository:bench/app:pull`;
+    const issue = async (): Promise<void> => {
+      const r = await svc(new Request(url));
+      const body = (await r.json()) as { token?: string };
+      if (!body.token) throw new Error(`token service refused: ${JSON.stringify(body)}`);
+    };
+    // the same bytes the service signs: a fresh token's signing input
+    const sample = (await (await svc(new Request(url))).json()) as { token: string };
+    const input = Buffer.from(sample.token.slice(0, sample.token.lastIndexOf(".")));
+    const priv = createPrivateKey(pem.privateKey);
+    const opts = alg === "ES256" ? { dsaEncoding: "ieee-p1363" as const } : {};
+    const raw = await rate(() => nodeSign("sha256", input, { key: priv, ...opts }), TOKEN_SECONDS);
+    const seq = await rate(issue, TOKEN_SECONDS);
+    const rawAsync = await rateConcurrent(
+      () => new Promise<void>((res, rej) => nodeSign("sha256", input, { key: priv, ...opts }, (e) => (e ? rej(e) : res()))),
+      TOKEN_SECONDS,
+    );
+    const conc = await rateConcurrent(issue, TOKEN_SECONDS);
+    const basicAuth = `Basic ${Buffer.from("alice:bench-password").toString("base64")}`;
+    const basic = await rate(async () => (await svc(new Request(url, { headers: { authorization: basicAuth } }))).arrayBuffer(), TOKEN_SECONDS);
+    log(`  ${alg}: token service ${Math.round(seq)}/s sequential vs raw node:crypto sign ${Math.round(raw)}/s; ${Math.round(conc)}/s 16 concurrent vs raw async ${Math.round(rawAsync)}/s; with Basic (scrypt) ${Math.round(basic)}/s`);
+    metrics.push({
+      id: `tokens.${alg}`,
+      group: "tokens",
+      label: `${alg} token issuance, token service GET (anonymous, 1 scope), sequential`,
+      unit: "tokens/s",
+      higherIsBetter: true,
+      rk: round(seq, 0),
+      ratio: round(seq / raw, 2),
+      target: alg === "RS256" ? "≥ 0.90 × raw node:crypto sign" : undefined,
+      met: alg === "RS256" ? seq / raw >= 0.9 : undefined,
+      note: `raw node:crypto sign (sync) ${Math.round(raw)}/s; 16 concurrent: service ${Math.round(conc)}/s vs node:crypto async sign ${Math.round(rawAsync)}/s (${round(conc / rawAsync, 2)}); with Basic credentials (scrypt) ${Math.round(basic)}/s`,
+    });
+  }
+  log("");
+}
+
+// ---------------------------------------------------------------- main
+let rk: Server | undefined;
+let dist: Server | undefined;
+try {
+  if (ONLY.has("ceilings")) await measureCeilings();
+  if (ONLY.has("tokens")) await measureTokens();
+  if (ONLY.has("upload") || ONLY.has("download") || ONLY.has("http")) {
+    rk = await startRegistryKit();
+    dist = await startDistribution();
+    log(`registry-kit pid ${rk.pid} at ${rk.url}; distribution pid ${dist.pid} at ${dist.url}\n`);
+    if (ONLY.has("http")) {
+      log("== small requests");
+      await measureHttp(rk, dist);
+      log("");
+    }
+    if (ONLY.has("upload") || ONLY.has("download")) {
+      log("== transfers");
+      await measureTransfers(rk, dist);
+      log("");
+    }
+  }
+} finally {
+  await rk?.stop();
+  await dist?.stop();
+}
+
+// ---------------------------------------------------------------- report
+const loadAtEnd = loadavg();
+const table: string[] = [];
+const pad = (s: string, n: number): string => s.padEnd(n);
+const num = (x: number | undefined): string => (x === undefined ? "—" : x.toLocaleString("en-US"));
+table.push(`${pad("metric", 58)} ${pad("unit", 9)} ${"registry-kit".padStart(13)} ${"Distribution".padStart(13)} ${"ratio".padStart(7)}  target`);
+for (const m of metrics) {
+  const verdict = m.met === undefined ? "" : m.met ? "  met" : "  NOT met";
+  table.push(`${pad(m.label, 58)} ${pad(m.unit, 9)} ${num(m.rk).padStart(13)} ${num(m.dist).padStart(13)} ${(m.ratio === undefined ? "—" : `${m.ratio}×`).padStart(7)}  ${m.target ?? ""}${verdict}`);
+  if (m.note) table.push(`${pad("", 60)}${m.note}`);
+}
+for (const c of Object.values(ceilings)) table.push(`${pad(`ceiling: ${c.label}`, 58)} ${pad(c.unit, 9)} ${num(c.value).padStart(13)}`);
+log("== results (medians)");
+log(table.join("\n"));
+log(`\nload average: start ${loadAtStart.map((x) => x.toFixed(2)).join(" ")}, end ${loadAtEnd.map((x) => x.toFixed(2)).join(" ")}`);
+
+const result = {
+  mode: MODE,
+  date: started.toISOString(),
+  machine: { nproc: cpus().length, cpu: cpus()[0]?.model ?? "?", memoryGiB: round(totalmem() / 1024 ** 3), node: process.version, loadAtStart, loadAtEnd },
+  method: { reps: REPS, sizes: SIZES, chunk: CHUNK, wrk: { ...WRK, seconds: WRK_SECONDS }, only: [...ONLY] },
+  ceilings,
+  metrics,
+};
+const outDir = join(HERE, "results");
+mkdirSync(outDir, { recursive: true });
+const outFile = join(outDir, `${MODE}.json`);
+writeFileSync(outFile, JSON.stringify(result, null, 2) + "\n");
+log(`results: ${outFile}`);
+if (!QUICK && ONLY.size === 5) {
+  const svg = join(ROOT, "docs", "performance.svg");
+  writeChart(result, svg);
+  log(`chart: ${svg}`);
+}
+process.exit(0);

@@ -1,0 +1,84 @@
+/**
+ * registry-kit as the benchmark runs it: its own child process (so that its
+ * RSS and CPU are its own), composed from the library's parts exactly as an
+ * embedding user would: createRegistry + fsStorage + createTokenAuthorizer,
+ * served by `serve` from registry-kit/node on 127.0.0.1.
+ *
+ *   node --import tsx bench/server.ts <config.json>
+ *
+ * The config (written by bench/run.ts) names the storage root, the port and
+ * the `auth.token` block (realm, service, issuer, rootcertbundle path), the
+ * same values Distribution gets in its config.yml. With `"hello": true` it is
+ * instead the bare `node:http` hello-world used as the machine's ceiling.
+ *
+ * Why compose rather than run `registry-kit serve`: the all-in-one server
+ * also mounts the token service and the users API and writes an access log
+ * line per request; Distribution in the bench runs with its access log off
+ * and no token service either, so the composition is the like-for-like
+ * comparison, and it is what the library's users embed.
+ *
+ * Prints one line `listening <url>` on stdout when ready; exits on SIGTERM/SIGINT
+ * or when its parent goes away (stdin closes).
+ */
+import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import { createTokenAuthorizer } from "../src/auth/index.js";
+import { serve } from "../src/node/index.js";
+import { createRegistry } from "../src/registry/index.js";
+import { fsStorage } from "../src/storage/fs/index.js";
+
+interface BenchServerConfig {
+  root: string;
+  port: number;
+  uploadSecret: string;
+  fsync?: boolean;
+  auth?: { realm: string; service: string; issuer: string; rootcertbundle: string };
+  hello?: boolean;
+}
+
+const config = JSON.parse(readFileSync(process.argv[2]!, "utf8")) as BenchServerConfig;
+
+let stop: () => Promise<void>;
+if (config.hello) {
+  const body = Buffer.from("hello world\n");
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { "content-type": "text/plain", "content-length": body.length });
+    res.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(config.port, "127.0.0.1", resolve));
+  console.log(`listening http://127.0.0.1:${config.port}`);
+  stop = () => new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+} else {
+  const registry = createRegistry({
+    storage: fsStorage({ root: config.root, fsync: config.fsync ?? true }),
+    uploadSecret: config.uploadSecret,
+    authorize: config.auth
+      ? createTokenAuthorizer({
+          realm: config.auth.realm,
+          service: config.auth.service,
+          issuer: config.auth.issuer,
+          rootCertBundle: readFileSync(config.auth.rootcertbundle, "utf8"),
+        })
+      : undefined,
+  });
+  const running = await serve(registry, { host: "127.0.0.1", port: config.port });
+  console.log(`listening ${running.url}`);
+  stop = () => running.close(2_000);
+}
+
+let stopping = false;
+const shutdown = (): void => {
+  if (stopping) return;
+  stopping = true;
+  stop().then(() => process.exit(0), () => process.exit(1));
+  setTimeout(() => process.exit(1), 5_000).unref();
+};
+process.on("SIGTERM", shutdown);
+process.on("SIGINT", shutdown);
+// The parent holds our stdin open; when it dies (even by SIGKILL) stdin ends and we go too.
+process.stdin.on("end", shutdown);
+process.stdin.on("error", shutdown);
+process.stdin.resume();
