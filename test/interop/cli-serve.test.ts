@@ -69,7 +69,7 @@ describe("registry-kit serve (the all-in-one CLI) with skopeo", () => {
         version: 0.1,
         log: { level: "info" },
         http: { addr: host },
-        storage: { filesystem: { rootdirectory: join(work.path, "data", "registry") } },
+        storage: { filesystem: { rootdirectory: join(work.path, "data", "registry") }, delete: { enabled: true } },
         registrykit: {
           keydirectory: join(work.path, "data", "keys"),
           tokenservice: { publicrepositories: [`public/*`] },
@@ -142,6 +142,18 @@ describe("registry-kit serve (the all-in-one CLI) with skopeo", () => {
     const no = await skopeo.copy(`docker://${host}/carol/app-${id}:v1`, `oci:${join(work.path, "anon-no")}:v1`, { srcNoCreds: true });
     expect(no.code, describeRun(no)).not.toBe(0);
     expect(no.stderr).toContain("denied: requested access to the resource is denied");
+  });
+
+  it("carol deletes in her own namespace with skopeo delete (storage.delete.enabled; skopeo asks for :*, then for the challenge's :delete)", async () => {
+    const doomed = buildTestImage(join(work.path, "doomed"), { layers: 1 });
+    const ref = `docker://${host}/carol/doomed-${id}:v1`;
+    const push = await skopeo.copy(doomed.ref, ref, { destCreds: carol });
+    expect(push.code, describeRun(push)).toBe(0);
+    const del = await skopeo.raw(["delete", "--tls-verify=false", "--creds", `${carol.username}:${carol.password}`, ref]);
+    expect(del.code, `${describeRun(del)}\n${log()}`).toBe(0);
+    const gone = await skopeo.inspect(`docker://${host}/carol/doomed-${id}@${doomed.manifestDigest}`, { creds: carol });
+    expect(gone.code, describeRun(gone)).not.toBe(0);
+    expect(gone.stderr).toMatch(/manifest unknown/i);
   });
 
   it("survives a restart on the same data directory: images, users and the signing key persist", async () => {
