@@ -10,9 +10,11 @@ import { attachAccessLog } from "./access-log.js";
 import { createAllInOne, type AllInOne } from "./all-in-one.js";
 import { bannerLines } from "./banner.js";
 import { ConfigError, parseConfigText, resolveConfig, type AllInOneConfig } from "./config.js";
+import { gcCommand } from "./gc.js";
 import { cliLogHook } from "./log.js";
 
 const USAGE = `Usage: registry-kit serve [CONFIG]
+       registry-kit gc [--dry-run] [--remove-untagged] [CONFIG]   (see registry-kit gc --help)
 
 Runs a container registry (/v2/), its token service (/service/token) and the
 user-management API (/api/users) on one origin.
@@ -54,6 +56,7 @@ export async function main(argv: string[], io: CliIo = defaultIo()): Promise<num
     io.out(await version());
     return 0;
   }
+  if (command === "gc") return gcCommand(rest, io);
   if (command !== "serve" || rest.length > 1 || rest.some((a) => a.startsWith("-"))) {
     io.err(USAGE);
     return 2;

@@ -1,0 +1,102 @@
+/**
+ * `registry-kit gc [--dry-run] [--remove-untagged] [--grace-period=SECONDS] [CONFIG]`:
+ * one garbage collection over the storage `serve` uses with the same CONFIG
+ * and environment (see docs/gc.md). Safe while the server runs.
+ *
+ * @module
+ */
+import { readFile } from "node:fs/promises";
+import { collectGarbage, type GcReport } from "../registry/gc.js";
+import { fsStorage } from "../storage/fs/index.js";
+import { parseConfigText, resolveConfig } from "./config.js";
+import type { CliIo } from "./main.js";
+
+export const GC_USAGE = `Usage: registry-kit gc [--dry-run] [--remove-untagged] [--grace-period=SECONDS] [CONFIG]
+
+Removes the blobs no manifest references and uploads abandoned for longer
+than 7 days from the storage that \`registry-kit serve [CONFIG]\` uses (same
+CONFIG, same environment). Safe while the server runs.
+
+  --dry-run            report what would be removed, remove nothing
+  --remove-untagged    also remove manifests no tag references (index children
+                       and referrers of kept manifests stay)
+  --grace-period=S     never remove anything younger than S seconds (default 3600)`;
+
+/** Run the `gc` command; resolves to the exit code. */
+export async function gcCommand(args: string[], io: CliIo): Promise<number> {
+  let dryRun = false;
+  let removeUntagged = false;
+  let gracePeriodSeconds = 3600;
+  const positional: string[] = [];
+  for (const arg of args) {
+    if (arg === "--dry-run" || arg === "-n") dryRun = true;
+    else if (arg === "--remove-untagged") removeUntagged = true;
+    else if (arg.startsWith("--grace-period=") && /^\d+$/.test(arg.slice("--grace-period=".length))) {
+      gracePeriodSeconds = Number(arg.slice("--grace-period=".length));
+    } else if (arg === "--help" || arg === "-h") {
+      io.out(GC_USAGE);
+      return 0;
+    } else if (arg.startsWith("-")) {
+      io.err(GC_USAGE);
+      return 2;
+    } else positional.push(arg);
+  }
+  if (positional.length > 1) {
+    io.err(GC_USAGE);
+    return 2;
+  }
+  let root: string;
+  try {
+    const file = positional[0];
+    const document = file === undefined ? undefined : parseConfigText(await readFile(file, "utf8"), file);
+    const { config } = resolveConfig({ document, env: io.env, cwd: io.cwd });
+    if (config.storage.driver !== "filesystem") {
+      io.err("registry-kit gc: the configured storage is inmemory; there is nothing to collect");
+      return 1;
+    }
+    root = config.storage.rootDirectory;
+  } catch (error) {
+    io.err(`registry-kit gc: configuration error: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+
+  const storage = fsStorage({ root });
+  let report: GcReport;
+  try {
+    report = await collectGarbage(storage, { dryRun, removeUntagged, gracePeriodSeconds });
+  } catch (error) {
+    io.err(`registry-kit gc: failed: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  } finally {
+    await storage.close?.();
+  }
+  for (const line of reportLines(report, root)) io.out(line);
+  return 0;
+}
+
+/** The report as printed: one line per removal, then a summary. */
+export function reportLines(report: GcReport, root: string): string[] {
+  const verb = report.dryRun ? "would remove" : "removed";
+  const lines = [`registry-kit gc${report.dryRun ? " (dry run)" : ""}: ${root}`];
+  for (const m of report.manifests.removed) lines.push(`${verb} manifest ${m}`);
+  for (const b of report.blobs.removed) lines.push(`${verb} blob ${b}`);
+  for (const u of report.uploads.removed) lines.push(`${verb} upload ${u}`);
+  lines.push(
+    `repositories ${report.repositories}, manifests scanned ${report.manifests.scanned}, blobs scanned ${report.blobs.scanned}, uploads scanned ${report.uploads.scanned}`,
+    `${verb}: ${report.manifests.removed.length} manifests, ${report.blobs.removed.length} blobs (${report.blobs.linksRemoved} links), ` +
+      `${report.uploads.removed.length} uploads; kept ${report.blobs.protected} unreferenced blobs younger than the grace period`,
+    `bytes ${report.dryRun ? "that would be freed" : "freed"}: ${report.bytesFreed} (${formatBytes(report.bytesFreed)})`,
+  );
+  return lines;
+}
+
+function formatBytes(n: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let value = n;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`;
+}
