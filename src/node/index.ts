@@ -18,3 +18,9 @@ export { toRequest, requestUrl, BadRequestError } from "./request.js";
 export type { RequestOptions } from "./request.js";
 export { writeResponse } from "./response.js";
 export { parseHost } from "./host.js";
+
+// Node-only pieces of other parts, so that one subpath holds everything that needs Node.
+export { ociLayoutStore } from "../client/oci-layout.node.js";
+export { fileCredentialStore } from "../client/credentials-file.node.js";
+export { pemKeysFromFiles, readRootCertBundle, loadTrustStore } from "../auth/keys.node.js";
+export type { PemKeyFiles } from "../auth/keys.node.js";
