@@ -14,7 +14,7 @@ export { recording, serveRecorded, type RecordedRequest, type Recorder, type Run
 
 type RegistryOptions = Parameters<typeof createRegistry>[0];
 
-export interface RegistryKitOptions extends Partial<Omit<RegistryOptions, "storage">> {}
+export interface RegistryKitOptions extends Partial<RegistryOptions> {}
 
 export interface RegistryKit extends RunningService {
   storageRoot: string;
@@ -22,11 +22,12 @@ export interface RegistryKit extends RunningService {
 
 /**
  * registry-kit's registry with the fs storage driver in a temp dir, served by
- * the Node adapter. Pass `authorize` (e.g. a token authorizer) to protect it.
+ * the Node adapter. Pass `authorize` (e.g. a token authorizer) to protect it,
+ * or `storage` to use another driver.
  */
 export async function startRegistryKit(opts: RegistryKitOptions = {}): Promise<RegistryKit> {
   if (process.env.RK_INTEROP_TARGET === "distribution") {
-    if (opts.authorize) throw new Error("RK_INTEROP_TARGET=distribution only replaces the registry in tests without auth");
+    if (opts.authorize || opts.storage) throw new Error("RK_INTEROP_TARGET=distribution only replaces the registry in tests without auth or custom storage");
     return startDistributionAsRegistryKit();
   }
   const tmp = tempDir("registry-kit");
@@ -36,7 +37,7 @@ export async function startRegistryKit(opts: RegistryKitOptions = {}): Promise<R
       deleteEnabled: true,
       uploadSecret: randomBytes(32).toString("hex"),
       ...opts,
-      storage: fsStorage({ root: storageRoot }),
+      storage: opts.storage ?? fsStorage({ root: storageRoot }),
     } as RegistryOptions);
     const running = await serveRecorded(registry as Handler);
     return {
