@@ -4,7 +4,6 @@
  * Properties: never a 5xx, never a rejection, never a hang; every error is the
  * OCI body with a known code whose status matches; what is stored verifies.
  */
-import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTokenAuthorizer, generatedKeys, signJwt } from "../../src/auth/index.js";
@@ -31,31 +30,10 @@ import {
   tagArb,
   tryRequest,
   validName,
+  verifyAllBlobs,
 } from "./support.js";
 
 const BASE = "http://reg.test";
-
-/** Walk `blobs/` and check every object hashes to the digest in its key. Returns how many were checked. */
-export async function verifyAllBlobs(storage: StorageDriver): Promise<number> {
-  let after: string | undefined;
-  let checked = 0;
-  for (;;) {
-    const page = await storage.list("blobs", after === undefined ? { limit: 1000 } : { after, limit: 1000 });
-    for (const key of page.keys) {
-      const [, alg, , hexKey] = key.split("/");
-      const stream = await storage.read(key);
-      if (!stream) continue; // deleted meanwhile
-      const hash = createHash(alg!);
-      for await (const chunk of stream as unknown as AsyncIterable<Uint8Array>) hash.update(chunk);
-      const got = hash.digest("hex");
-      if (got !== hexKey) throw new Error(`${key} holds bytes of ${alg}:${got}`);
-      checked++;
-    }
-    const last = page.keys.at(-1);
-    if (!page.truncated || last === undefined) return checked;
-    after = last;
-  }
-}
 
 let storage: StorageDriver;
 let registry: (r: Request) => Promise<Response>;

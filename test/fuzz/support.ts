@@ -5,14 +5,16 @@
  * Short profile (default, part of `npm test`): {@link RUNS} runs per property.
  * Long profile: `FUZZ_RUNS=100000 npx vitest run test/fuzz`.
  */
+import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { ERROR_STATUS, type ErrorCode } from "../../src/registry/errors.js";
 import { USER_ERROR_STATUS } from "../../src/users/errors.js";
+import type { StorageDriver } from "../../src/storage/driver.js";
 
 /** Runs per property: `FUZZ_RUNS` or 300. */
 export const RUNS = Number(process.env.FUZZ_RUNS ?? 300);
-/** Runs per stateful (command sequence) property: a tenth, at least 30. */
-export const SEQUENCE_RUNS = Math.max(30, Math.round(RUNS / 10));
+/** Runs per stateful (operation sequence) property: an eighth, at least 40. */
+export const SEQUENCE_RUNS = Math.max(40, Math.round(RUNS / 8));
 /** Vitest timeout for one property: grows with the run count. */
 export const PROPERTY_TIMEOUT = Math.max(60_000, RUNS * 40);
 /** One request may take this long before the property fails as a hang. */
@@ -262,3 +264,26 @@ export function mutate(value: string, [kind, at, extra]: [string, number, string
       return value.slice(0, i) + (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase()) + value.slice(i + 1);
   }
 }
+
+/** Walk `blobs/` and check every object hashes to the digest in its key. Returns how many were checked. */
+export async function verifyAllBlobs(storage: StorageDriver): Promise<number> {
+  let after: string | undefined;
+  let checked = 0;
+  for (;;) {
+    const page = await storage.list("blobs", after === undefined ? { limit: 1000 } : { after, limit: 1000 });
+    for (const key of page.keys) {
+      const [, alg, , hexKey] = key.split("/");
+      const stream = await storage.read(key);
+      if (!stream) continue; // deleted meanwhile
+      const hash = createHash(alg!);
+      for await (const chunk of stream as unknown as AsyncIterable<Uint8Array>) hash.update(chunk);
+      const got = hash.digest("hex");
+      if (got !== hexKey) throw new Error(`${key} holds bytes of ${alg}:${got}`);
+      checked++;
+    }
+    const last = page.keys.at(-1);
+    if (!page.truncated || last === undefined) return checked;
+    after = last;
+  }
+}
+
