@@ -33,19 +33,27 @@ export async function* bodyChunks(body: StorageBody, signal?: AbortSignal): Asyn
   }
   const reader = body.getReader();
   let finished = false;
-  // One listener for the whole body, not one per chunk.
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(new StorageError("aborted", "write aborted", { cause: signal?.reason }));
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-  aborted.catch(() => {}); // handled where it is raced; never an unhandled rejection
+  // One listener for the whole body, not one per chunk. It rejects the read in
+  // flight, if any. (Not Promise.race against one long-lived "aborted" promise:
+  // every race leaves a reaction on it that keeps that read's chunk reachable,
+  // so a streamed upload would stay in memory until the request ends.)
+  let rejectRead: ((error: unknown) => void) | undefined;
+  const onAbort = (): void => rejectRead?.(new StorageError("aborted", "write aborted", { cause: signal?.reason }));
+  signal?.addEventListener("abort", onAbort, { once: true });
   try {
     for (;;) {
       let result: ReadableStreamReadResult<Uint8Array>;
       try {
-        result = signal ? await Promise.race([reader.read(), aborted]) : await reader.read();
+        throwIfAborted(signal);
+        result = signal
+          ? await new Promise<ReadableStreamReadResult<Uint8Array>>((resolve, reject) => {
+              rejectRead = reject;
+              reader.read().then(resolve, reject);
+            })
+          : await reader.read();
+        rejectRead = undefined;
       } catch (error) {
+        rejectRead = undefined;
         if (signal?.aborted) throw new StorageError("aborted", "write aborted", { cause: signal.reason });
         if (error instanceof StorageError) throw error;
         throw new StorageError("io", "the body stream failed", { cause: error });
@@ -58,7 +66,7 @@ export async function* bodyChunks(body: StorageBody, signal?: AbortSignal): Asyn
       if (result.value.byteLength > 0) yield result.value;
     }
   } finally {
-    if (onAbort) signal?.removeEventListener("abort", onAbort);
+    signal?.removeEventListener("abort", onAbort);
     if (!finished) {
       // Release the source (a request body, a file) without waiting on it: a stalled
       // source may never settle its cancel.
