@@ -11,11 +11,16 @@
  * | `<registrykit.users.prefix>/users…` (default `/api/users`) | the management API, when enabled |
  * | anything else | 404 |
  *
+ * The management API accepts `Authorization: Basic` (checked against the
+ * user store) and, when registry-kit serves its own token service, a Bearer
+ * token from that service whose audience is {@link managementAudience}
+ * (`<auth.token.service>-management`, e.g. `registry-kit-management`).
+ *
  * @module
  */
 import { readFile } from "node:fs/promises";
 import {
-  createTokenAuthorizer, createTokenService, defaultPolicy, pemKeys, type KeyProvider,
+  createTokenAuthorizer, createTokenService, createTokenVerifier, defaultPolicy, pemKeys, type KeyProvider,
 } from "../auth/index.js";
 import { pemKeysFromFiles } from "../auth/keys.node.js";
 import type { Authorizer } from "../auth/access.js";
@@ -24,7 +29,10 @@ import { createRegistry } from "../registry/index.js";
 import type { StorageDriver } from "../storage/driver.js";
 import { fsStorage } from "../storage/fs/index.js";
 import { memoryStorage } from "../storage/memory/index.js";
-import { bootstrapAdmin, createUserService, storageUserStore, storeCredentialCheck } from "../users/index.js";
+import {
+  anyAuthenticator, basicAuthenticator, bearerAuthenticator, bootstrapAdmin, createUserService, storageUserStore,
+  storeCredentialCheck, type Authenticator,
+} from "../users/index.js";
 import type { AllInOneConfig } from "./config.js";
 import { generatePassword, KEY_FILES, loadOrCreateSigningKey, loadOrCreateUploadSecret } from "./key-material.js";
 
@@ -52,7 +60,8 @@ export interface AllInOneInfo {
     | { mode: "none" }
     | { mode: "token"; realm: string; service: string; issuer: string; external: boolean; rootCertBundle?: string };
   tokenService?: { path: string; kid: string; keyFile: string; keyCreated: boolean; certificateFile?: string };
-  users?: { path: string };
+  /** The management API; `audience` is set when it also accepts Bearer tokens from our token service. */
+  users?: { path: string; audience?: string };
   /** Set when this start created the first administrator; `password` only when it was generated. */
   admin?: { username: string; password?: string };
   uploadSecret: { source: "config" | "file"; file?: string; created: boolean };
@@ -64,6 +73,16 @@ export interface AllInOne {
   /** Release storage resources. */
   close(): Promise<void>;
   info: AllInOneInfo;
+}
+
+/**
+ * The audience (`service` of the token request, `aud` of the token) of
+ * tokens for the management API: the registry's service name + `-management`.
+ * Our token service issues for it, the registry refuses such tokens (wrong
+ * `aud`) and the management API refuses registry tokens.
+ */
+export function managementAudience(registryService: string): string {
+  return `${registryService}-management`;
 }
 
 const NOT_FOUND = JSON.stringify({ errors: [{ code: "NOT_FOUND", message: "no such route", detail: null }] });
@@ -129,11 +148,14 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
   const routes: { matches: (path: string) => boolean; handler: (request: Request) => Promise<Response> }[] = [
     { matches: (p) => p === "/v2" || p.startsWith("/v2/"), handler: registry },
   ];
+  // Bearer tokens for the management API: only from our own token service.
+  const bearerAudience = config.tokenService && tokenKeys && config.auth && users ? managementAudience(config.auth.service) : undefined;
   if (config.tokenService && tokenKeys && config.auth) {
     const path = config.tokenService.path;
     const tokenService = createTokenService({
       issuer: config.auth.issuer,
-      service: config.auth.service,
+      // The first is the default for requests without `service`.
+      service: bearerAudience ? [config.auth.service, bearerAudience] : config.auth.service,
       keys: tokenKeys,
       ...(users ? { checkCredentials: storeCredentialCheck(users) } : {}),
       policy: defaultPolicy({ publicRepositories: config.tokenService.publicRepositories }),
@@ -144,7 +166,18 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
   }
   if (users && config.users) {
     const base = `${config.users.prefix}/users`;
-    const service = createUserService({ store: users, prefix: config.users.prefix, selfRegistration: config.users.selfRegistration, authMode: "db", log });
+    let authenticate: Authenticator | undefined;
+    if (bearerAudience && tokenKeys && config.auth) {
+      const verifier = createTokenVerifier({ issuer: config.auth.issuer, audience: bearerAudience, keys: tokenKeys });
+      authenticate = anyAuthenticator(
+        basicAuthenticator(storeCredentialCheck(users)),
+        bearerAuthenticator(async (token) => ({ sub: (await verifier.verify(token)).subject }), users),
+      );
+    }
+    const service = createUserService({
+      store: users, prefix: config.users.prefix, selfRegistration: config.users.selfRegistration, authMode: "db", log,
+      ...(authenticate ? { authenticate } : {}),
+    });
     routes.push({ matches: (p) => p === base || p.startsWith(`${base}/`), handler: service });
   }
 
@@ -169,7 +202,7 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
       keyDirectory: config.keyDirectory,
       auth: authInfo,
       ...(tokenInfo ? { tokenService: tokenInfo } : {}),
-      ...(config.users ? { users: { path: `${config.users.prefix}/users` } } : {}),
+      ...(config.users ? { users: { path: `${config.users.prefix}/users`, ...(bearerAudience ? { audience: bearerAudience } : {}) } } : {}),
       ...(admin ? { admin } : {}),
       uploadSecret: uploadSecret.file !== undefined
         ? { source: "file", file: uploadSecret.file, created: uploadSecret.created }

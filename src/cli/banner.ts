@@ -4,6 +4,7 @@
  * @module
  */
 import type { AllInOneInfo } from "./all-in-one.js";
+import type { AllInOneConfig } from "./config.js";
 
 /** The banner's first line; the CLI test waits for it. */
 export const READY = "registry-kit listening on";
@@ -18,7 +19,9 @@ export function bannerLines(url: string, info: AllInOneInfo, version: string): s
     `  registry        ${url}/v2/`,
   ];
   if (info.tokenService) lines.push(`  token service   ${url}${info.tokenService.path}`);
-  if (info.users) lines.push(`  users API       ${url}${info.users.path}`);
+  if (info.users) {
+    lines.push(`  users API       ${url}${info.users.path}${info.users.audience ? ` (Basic, or Bearer tokens for service "${info.users.audience}")` : ""}`);
+  }
   if (info.auth.mode === "none") lines.push("  auth            NONE: anyone who can reach this port can push and pull");
   else {
     lines.push(`  auth            token, realm ${info.auth.realm} (service "${info.auth.service}", issuer "${info.auth.issuer}")`);
@@ -41,4 +44,30 @@ export function bannerLines(url: string, info: AllInOneInfo, version: string): s
   }
   lines.push(LAST_LINE);
   return lines;
+}
+
+/** Hosts that mean "every interface". */
+const ANY_HOST = new Set(["0.0.0.0", "::", "::0", "0:0:0:0:0:0:0:0"]);
+
+/**
+ * Start-up warnings about the running configuration (the CLI prints them to
+ * stderr as `registry-kit: warning: …`). Today one: listening on every
+ * interface while the token realm was derived from the listen address, which
+ * names loopback, so clients on other hosts are sent to their own 127.0.0.1.
+ */
+export function startupWarnings(config: AllInOneConfig, info: AllInOneInfo): string[] {
+  const warnings: string[] = [];
+  if (
+    ANY_HOST.has(config.http.host.toLowerCase()) &&
+    info.auth.mode === "token" &&
+    config.auth?.realm === undefined &&
+    config.http.publicUrl === undefined
+  ) {
+    warnings.push(
+      `listening on ${config.http.host.includes(":") ? `[${config.http.host}]` : config.http.host}:${config.http.port} (every interface) but the token realm is ${info.auth.realm}, ` +
+        "which clients on other hosts cannot reach (they would ask their own loopback for tokens); " +
+        "set auth.token.realm (REGISTRY_AUTH_TOKEN_REALM) or http.host (REGISTRY_HTTP_HOST) to a URL they can reach",
+    );
+  }
+  return warnings;
 }

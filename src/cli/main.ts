@@ -8,7 +8,7 @@ import { readFile } from "node:fs/promises";
 import { serve, type RunningServer } from "../node/index.js";
 import { attachAccessLog } from "./access-log.js";
 import { createAllInOne, type AllInOne } from "./all-in-one.js";
-import { bannerLines } from "./banner.js";
+import { bannerLines, startupWarnings } from "./banner.js";
 import { ConfigError, parseConfigText, resolveConfig, type AllInOneConfig } from "./config.js";
 import { gcCommand } from "./gc.js";
 import { cliLogHook } from "./log.js";
@@ -118,6 +118,7 @@ async function run(config: AllInOneConfig, io: CliIo): Promise<number | undefine
   process.on("SIGINT", () => stop("SIGINT"));
   process.on("SIGTERM", () => stop("SIGTERM"));
   if (config.log.accessLog) attachAccessLog(server.server, io.out);
+  for (const warning of startupWarnings(config, app.info)) io.err(`registry-kit: warning: ${warning}`);
   for (const line of bannerLines(server.url, app.info, await version())) io.out(line);
   return undefined;
 }
