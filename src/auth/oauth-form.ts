@@ -38,10 +38,17 @@ export interface TokenRequestError {
 }
 
 function scopesOf(values: string[], maxScopes: number): Access[] | TokenRequestError {
+  // Count the items as sent (before merging duplicates), so the work of parsing is bounded too.
+  let items = 0;
+  for (const v of values) for (const item of v.split(" ")) if (item !== "" && ++items > maxScopes) return tooMany(maxScopes);
   const scopes = parseScopes(values);
   if (!scopes) return { error: "invalid_scope", description: "malformed scope" };
-  if (scopes.length > maxScopes) return { error: "invalid_scope", description: `too many scopes (at most ${maxScopes})` };
+  if (scopes.length > maxScopes) return tooMany(maxScopes);
   return scopes;
+}
+
+function tooMany(maxScopes: number): TokenRequestError {
+  return { error: "invalid_scope", description: `too many scopes (at most ${maxScopes})` };
 }
 
 function truthy(v: string | null): boolean {

@@ -47,7 +47,11 @@ export interface TokenServiceOptions {
   refreshTokenLifetime?: number;
   /** Put the signing certificate chain in `x5c` (when the key has one). Default true. */
   x5c?: boolean;
-  /** Most scopes in one request. Default 64. */
+  /**
+   * Most scope items in one request (each `scope` parameter, and each
+   * space-separated entry of one, counts, duplicates included); more gets 400
+   * `invalid_scope`. Default 64.
+   */
   maxScopes?: number;
   /** Largest POST form accepted, bytes. Default 64 KiB. */
   maxFormBytes?: number;

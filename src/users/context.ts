@@ -19,6 +19,8 @@ export interface UserServiceSettings {
   passwordPolicy: PasswordPolicy;
   scrypt: ScryptParams;
   maxBodyBytes: number;
+  /** Largest `page_size` of the user list. */
+  maxPageSize: number;
   log: LogHook;
 }
 

@@ -15,11 +15,11 @@ export interface PageRequest {
   pageSize: number;
 }
 
-/** Read `page` (≥ 1, default 1) and `page_size` (1 … 100, default 10); 400 otherwise. */
-export function readPage(params: URLSearchParams): PageRequest {
+/** Read `page` (≥ 1, default 1) and `page_size` (1 … `maxPageSize`, default 10 or `maxPageSize` if smaller); 400 otherwise. */
+export function readPage(params: URLSearchParams, maxPageSize: number = PAGE_SIZE.max): PageRequest {
   return {
     page: positive(params.get("page"), "page", 1, 1_000_000_000),
-    pageSize: positive(params.get("page_size"), "page_size", PAGE_SIZE.default, PAGE_SIZE.max),
+    pageSize: positive(params.get("page_size"), "page_size", Math.min(PAGE_SIZE.default, maxPageSize), maxPageSize),
   };
 }
 

@@ -26,6 +26,7 @@ import { storeCredentialCheck } from "./credential-check.js";
 import { UserApiError, userErrorResponse, type UserErrorCode } from "./errors.js";
 import { scryptParams, type ScryptParams } from "./password.js";
 import type { UserRecord } from "./record.js";
+import { PAGE_SIZE } from "./pagination.js";
 import { ALLOWED_METHODS, matchRoute, normalizePrefix, type UserRoute } from "./router.js";
 import { UserStoreError, type UserStore } from "./store.js";
 import { passwordPolicy, type PasswordPolicy } from "./validation.js";
@@ -64,6 +65,8 @@ export interface UserServiceOptions {
   scrypt?: Partial<ScryptParams>;
   /** Largest accepted request body in bytes (413 above). Default 16 KiB. */
   maxBodyBytes?: number;
+  /** Largest `page_size` of `GET /users` (400 above). An integer from 1 to 10000. Default 100. */
+  maxPageSize?: number;
   /** Log hook; never receives passwords or hashes. Default: silent. */
   log?: LogHook;
 }
@@ -73,6 +76,9 @@ export type UserService = (request: Request) => Promise<Response>;
 
 /** Create the management service handler. Requests outside `<prefix>/users` get 404. */
 export function createUserService(options: UserServiceOptions): UserService {
+  if (options.maxPageSize !== undefined && !(Number.isInteger(options.maxPageSize) && options.maxPageSize >= 1 && options.maxPageSize <= 10_000)) {
+    throw new RangeError("maxPageSize must be an integer from 1 to 10000");
+  }
   const scrypt = scryptParams(options.scrypt);
   const settings: UserServiceSettings = {
     store: options.store,
@@ -82,6 +88,7 @@ export function createUserService(options: UserServiceOptions): UserService {
     passwordPolicy: passwordPolicy(options.passwordPolicy),
     scrypt,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    maxPageSize: options.maxPageSize ?? PAGE_SIZE.max,
     log: options.log ?? silent,
   };
   const authenticate = options.authenticate ?? basicAuthenticator(storeCredentialCheck(options.store, { scrypt }));

@@ -13,7 +13,7 @@ import { toPublicUser } from "../record.js";
 export async function listUsers(ctx: RouteContext): Promise<Response> {
   requireAdmin(ctx);
   const params = ctx.url.searchParams;
-  const page = readPage(params);
+  const page = readPage(params, ctx.settings.maxPageSize);
   const filter = (field: "username" | "email") => {
     const value = params.get(field);
     if (value !== null && value.length > 255) throw fail.badRequest(`${field} filter is too long`, field);
