@@ -17,6 +17,7 @@ export interface PemKeyFiles {
   certificate?: string;
   /** More trusted certificates / public keys (rotation). */
   additionalTrusted?: string[];
+  /** Signing algorithm; default from the key type (see `pemKeys`). */
   alg?: JwsAlgorithm;
 }
 

@@ -21,6 +21,7 @@ export interface RequestOptions {
 
 /** Why a request could not be converted; the listener answers 400. */
 export class BadRequestError extends Error {
+  /** Always `"BadRequestError"`. */
   override readonly name = "BadRequestError";
 }
 

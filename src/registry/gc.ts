@@ -48,15 +48,18 @@ export interface GcOptions {
 
 /** What {@link collectGarbage} removed, or would remove in a dry run. */
 export interface GcReport {
+  /** True when nothing was removed, only reported. */
   dryRun: boolean;
   /** Repositories seen under `repositories/`. */
   repositories: number;
+  /** Manifest revisions. */
   manifests: {
     /** Revisions examined (over all repositories). */
     scanned: number;
     /** `<repository>@<digest>` of each revision removed. */
     removed: string[];
   };
+  /** Blob objects. */
   blobs: {
     /** Blob objects examined. */
     scanned: number;
@@ -69,10 +72,13 @@ export interface GcReport {
     /** Bytes of the removed blobs. */
     bytes: number;
   };
+  /** Uploads in progress. */
   uploads: {
+    /** Uploads examined. */
     scanned: number;
     /** `<repository>/<uuid>` of each upload removed. */
     removed: string[];
+    /** Bytes of the removed uploads. */
     bytes: number;
   };
   /** `blobs.bytes + uploads.bytes`. */
