@@ -315,6 +315,8 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
         if (isMissing(error) || errno(error) === "EISDIR" || errno(error) === "EPERM") return;
         throw toStorageError(error, "cannot delete");
       }
+      // An acknowledged delete (a tag, a user) must not come back after a power loss.
+      if (sync) await syncDir(path.dirname(file)).catch(() => {});
       await pruneEmptyDirs(path.dirname(file));
     },
 
