@@ -29,6 +29,7 @@ import { createRegistry } from "../registry/index.js";
 import type { StorageDriver } from "../storage/driver.js";
 import { fsStorage } from "../storage/fs/index.js";
 import { memoryStorage } from "../storage/memory/index.js";
+import { s3Storage } from "../storage/s3/index.js";
 import {
   anyAuthenticator, basicAuthenticator, bearerAuthenticator, bootstrapAdmin, createUserService, storageUserStore,
   storeCredentialCheck, type Authenticator,
@@ -198,7 +199,7 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
     },
     info: {
       registryPath: "/v2/",
-      storage: config.storage.driver === "filesystem" && !options.storage ? `filesystem ${config.storage.rootDirectory}` : storage.name,
+      storage: options.storage ? storage.name : describeStorage(config.storage),
       keyDirectory: config.keyDirectory,
       auth: authInfo,
       ...(tokenInfo ? { tokenService: tokenInfo } : {}),
@@ -212,7 +213,29 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
 }
 
 function openStorage(config: AllInOneConfig): StorageDriver {
-  return config.storage.driver === "filesystem" ? fsStorage({ root: config.storage.rootDirectory }) : memoryStorage();
+  const storage = config.storage;
+  if (storage.driver === "filesystem") return fsStorage({ root: storage.rootDirectory });
+  if (storage.driver === "inmemory") return memoryStorage();
+  return s3Storage({
+    bucket: storage.bucket,
+    region: storage.region,
+    ...(storage.endpoint !== undefined ? { endpoint: storage.endpoint } : {}),
+    ...(storage.forcePathStyle !== undefined ? { forcePathStyle: storage.forcePathStyle } : {}),
+    accessKeyId: storage.accessKeyId,
+    secretAccessKey: storage.secretAccessKey,
+    ...(storage.sessionToken !== undefined ? { sessionToken: storage.sessionToken } : {}),
+    ...(storage.rootDirectory !== undefined ? { rootDirectory: storage.rootDirectory } : {}),
+    ...(storage.partSize !== undefined ? { partSize: storage.partSize } : {}),
+    allowHttp: storage.allowHttp,
+  });
+}
+
+/** The storage line of the banner (never credentials). */
+function describeStorage(storage: AllInOneConfig["storage"]): string {
+  if (storage.driver === "filesystem") return `filesystem ${storage.rootDirectory}`;
+  if (storage.driver === "inmemory") return "memory";
+  const endpoint = storage.endpoint ?? `https://s3.${storage.region}.amazonaws.com`;
+  return `s3 bucket ${storage.bucket} at ${endpoint}${storage.rootDirectory ? `, prefix ${storage.rootDirectory}/` : ""}`;
 }
 
 function localOrigin(config: AllInOneConfig): string {

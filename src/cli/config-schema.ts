@@ -3,8 +3,8 @@
  * `ok`: supported. `any`: supported, free-form below (e.g. header names).
  * `ignored`: a Distribution key registry-kit does not implement; start-up
  * warns and goes on. `refused`: a Distribution key whose silent omission
- * would weaken security or change behaviour (TLS, htpasswd, other storage
- * drivers); start-up stops. Keys not listed at all are warned as unknown.
+ * would weaken security or change behaviour (TLS, htpasswd, storage drivers
+ * other than filesystem, inmemory and s3); start-up stops. Keys not listed at all are warned as unknown.
  *
  * @module
  */
@@ -46,7 +46,33 @@ export const SCHEMA: KeySpec = {
     maintenance: "ignored",
     redirect: "ignored",
     tag: "ignored",
-    s3: "refused",
+    s3: {
+      bucket: "ok",
+      region: "ok",
+      regionendpoint: "ok",
+      forcepathstyle: "ok",
+      accesskey: "ok",
+      secretkey: "ok",
+      sessiontoken: "ok",
+      rootdirectory: "ok",
+      chunksize: "ok",
+      secure: "ok",
+      v4auth: "ok",
+      // Checked by value in config.ts: encryption cannot be dropped silently.
+      encrypt: "ok",
+      keyid: "ok",
+      skipverify: "ignored",
+      storageclass: "ignored",
+      objectacl: "ignored",
+      useragent: "ignored",
+      usedualstack: "ignored",
+      accelerate: "ignored",
+      loglevel: "ignored",
+      multipartcopychunksize: "ignored",
+      multipartcopymaxconcurrency: "ignored",
+      multipartcopythresholdsize: "ignored",
+      credentialsconfigpath: "ignored",
+    },
     azure: "refused",
     gcs: "refused",
     swift: "refused",

@@ -52,6 +52,29 @@ export interface UsersConfig {
   adminPassword?: string;
 }
 
+/**
+ * `storage.s3`: a bucket of an S3-compatible store, mapped onto
+ * `s3Storage()` options (docs/storage-s3.md). Credentials are resolved here,
+ * from the file or from `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`.
+ */
+export interface S3StorageConfig {
+  driver: "s3";
+  bucket: string;
+  region: string;
+  /** `regionendpoint` with a scheme; `undefined` = AWS S3 in `region`. */
+  endpoint?: string;
+  forcePathStyle?: boolean;
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken?: string;
+  /** Key prefix inside the bucket, without leading or trailing slashes. */
+  rootDirectory?: string;
+  /** `chunksize`: multipart part size in bytes. */
+  partSize?: number;
+  /** `secure: false`: plain http is allowed to a host that is not loopback. */
+  allowHttp: boolean;
+}
+
 /** The validated, defaulted configuration {@link createAllInOne} runs from. */
 export interface AllInOneConfig {
   /** Whether this came from a file (`serve CONFIG`) or the built-in defaults. */
@@ -69,7 +92,7 @@ export interface AllInOneConfig {
     /** Trust `X-Forwarded-Proto`/`-Host`. */
     trustProxy: boolean;
   };
-  storage: { driver: "filesystem"; rootDirectory: string } | { driver: "inmemory" };
+  storage: { driver: "filesystem"; rootDirectory: string } | { driver: "inmemory" } | S3StorageConfig;
   deleteEnabled: boolean;
   catalogMaxEntries: number;
   log: { level: CliLogLevel; accessLog: boolean };
@@ -165,7 +188,7 @@ export function resolveConfig(input: ResolveInput): Resolved {
   if (net !== undefined && net !== "tcp") throw new ConfigError(named("http.net"), `only "tcp" is supported, got ${JSON.stringify(net)}`);
   const addr = opt("http.addr", parseAddr) ?? { host: "0.0.0.0", port: 5000 };
 
-  const storage = resolveStorage(doc, named, abs);
+  const storage = resolveStorage(doc, named, abs, opt, env);
   const auth = resolveAuth(doc, get, opt, named, abs);
   const tokenServiceDoc = get("registrykit.tokenservice");
   const tokenServiceOn = tokenServiceDoc !== undefined && (opt("registrykit.tokenservice.enabled", bool) ?? true);
@@ -236,9 +259,11 @@ function resolveStorage(
   doc: Record<string, unknown>,
   named: (key: string) => string,
   abs: (p: string) => string,
+  opt: <T>(key: string, parse: (key: string, value: unknown) => T) => T | undefined,
+  env: Record<string, string | undefined>,
 ): AllInOneConfig["storage"] {
   const storage = doc.storage;
-  if (storage === undefined || storage === null) throw new ConfigError("storage", "a storage driver is required (filesystem or inmemory)");
+  if (storage === undefined || storage === null) throw new ConfigError("storage", "a storage driver is required (filesystem, s3 or inmemory)");
   if (!isMap(storage)) throw new ConfigError(named("storage"), "expected a map");
   const drivers = Object.keys(storage).filter((k) => !STORAGE_OPTIONS.has(k));
   if (drivers.length !== 1) {
@@ -246,10 +271,123 @@ function resolveStorage(
       " (REGISTRY_STORAGE=<driver> selects one)");
   }
   if (drivers[0] === "inmemory") return { driver: "inmemory" };
+  if (drivers[0] === "s3") return resolveS3(named, opt, env);
   const fsParams = storage.filesystem;
   const root = isMap(fsParams) ? fsParams.rootdirectory : undefined;
   // Distribution's default root, made relative so that a plain config works without root rights.
   return { driver: "filesystem", rootDirectory: abs(root === undefined || root === null ? "/var/lib/registry" : str(named("storage.filesystem.rootdirectory"), root)) };
+}
+
+const MiB = 1024 * 1024;
+
+/**
+ * `storage.s3`, with Distribution's key names. `region` and `bucket` are
+ * required (as in Distribution); `accesskey`/`secretkey` default to the
+ * `AWS_*` variables; `v4auth: false` and server-side encryption are refused
+ * rather than silently dropped.
+ */
+function resolveS3(
+  named: (key: string) => string,
+  opt: <T>(key: string, parse: (key: string, value: unknown) => T) => T | undefined,
+  env: Record<string, string | undefined>,
+): S3StorageConfig {
+  const k = (key: string) => `storage.s3.${key}`;
+  const bucket = opt(k("bucket"), str);
+  if (bucket === undefined) throw new ConfigError(named(k("bucket")), "is required");
+  if (bucket.length > 255 || !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(bucket)) {
+    throw new ConfigError(named(k("bucket")), `not a valid bucket name: ${JSON.stringify(bucket)}`);
+  }
+  const region = opt(k("region"), str);
+  if (region === undefined) {
+    throw new ConfigError(named(k("region")), "is required (as in Distribution; radosgw and MinIO accept e.g. us-east-1)");
+  }
+  if (!/^[A-Za-z0-9-]+$/.test(region)) throw new ConfigError(named(k("region")), `not a valid region: ${JSON.stringify(region)}`);
+
+  if (opt(k("v4auth"), bool) === false) {
+    throw new ConfigError(named(k("v4auth")), "only AWS Signature Version 4 is supported; remove the key or set it to true");
+  }
+  if (opt(k("encrypt"), bool) === true || opt(k("keyid"), str) !== undefined) {
+    const key = opt(k("encrypt"), bool) === true ? k("encrypt") : k("keyid");
+    throw new ConfigError(named(key),
+      "server-side encryption per request is not supported by registry-kit (refusing to start without it); " +
+      "use the bucket's default encryption instead and remove the key");
+  }
+  const secure = opt(k("secure"), bool) ?? true;
+
+  let endpoint: string | undefined;
+  const endpointText = opt(k("regionendpoint"), str);
+  if (endpointText !== undefined) {
+    const withScheme = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(endpointText) ? endpointText : `${secure ? "https" : "http"}://${endpointText}`;
+    let url: URL;
+    try {
+      url = new URL(withScheme);
+    } catch {
+      throw new ConfigError(named(k("regionendpoint")), `expected a URL such as "https://s3.example.com", got ${JSON.stringify(endpointText)}`);
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") {
+      throw new ConfigError(named(k("regionendpoint")), `expected an http or https URL, got ${JSON.stringify(endpointText)}`);
+    }
+    if (url.pathname !== "/" || url.search !== "" || url.username !== "" || url.password !== "") {
+      throw new ConfigError(named(k("regionendpoint")), "expected only scheme, host and port (the bucket goes in storage.s3.bucket)");
+    }
+    if (url.protocol === "http:" && secure && !isLoopbackHost(url.hostname)) {
+      throw new ConfigError(named(k("regionendpoint")),
+        "plain http to a host that is not loopback; use https, or set storage.s3.secure: false to allow it");
+    }
+    endpoint = url.origin;
+  } else if (!secure) {
+    endpoint = `http://s3.${region}.amazonaws.com`;
+  }
+
+  const fileKey = opt(k("accesskey"), str);
+  const fileSecret = opt(k("secretkey"), str);
+  if ((fileKey === undefined) !== (fileSecret === undefined)) {
+    throw new ConfigError(named(fileKey === undefined ? k("accesskey") : k("secretkey")), "storage.s3.accesskey and .secretkey must be given together");
+  }
+  const fileToken = opt(k("sessiontoken"), str);
+  let credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+  if (fileKey !== undefined && fileSecret !== undefined) {
+    credentials = { accessKeyId: fileKey, secretAccessKey: fileSecret, ...(fileToken !== undefined ? { sessionToken: fileToken } : {}) };
+  } else if (env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY) {
+    const token = fileToken ?? (env.AWS_SESSION_TOKEN || undefined);
+    credentials = { accessKeyId: env.AWS_ACCESS_KEY_ID, secretAccessKey: env.AWS_SECRET_ACCESS_KEY, ...(token !== undefined ? { sessionToken: token } : {}) };
+  } else {
+    throw new ConfigError(named(k("accesskey")),
+      "credentials are required: storage.s3.accesskey and .secretkey (or REGISTRY_STORAGE_S3_ACCESSKEY/_SECRETKEY, or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)");
+  }
+
+  let rootDirectory: string | undefined;
+  const rootText = opt(k("rootdirectory"), str);
+  if (rootText !== undefined) {
+    const trimmed = rootText.replace(/^\/+|\/+$/g, "");
+    if (trimmed !== "" && (!/^[A-Za-z0-9._@:+=/-]+$/.test(trimmed) || trimmed.split("/").some((s) => s === "" || s === "." || s === ".."))) {
+      throw new ConfigError(named(k("rootdirectory")), `expected a key prefix such as "registry" or "/prod/registry", got ${JSON.stringify(rootText)}`);
+    }
+    if (trimmed !== "") rootDirectory = trimmed;
+  }
+
+  const partSize = opt(k("chunksize"), positiveInt);
+  if (partSize !== undefined && (partSize < 5 * MiB || partSize > 5 * 1024 * MiB)) {
+    throw new ConfigError(named(k("chunksize")), `must be from 5242880 (5 MiB) to 5368709120 (5 GiB) bytes, got ${partSize}`);
+  }
+  const forcePathStyle = opt(k("forcepathstyle"), bool);
+
+  return {
+    driver: "s3",
+    bucket,
+    region,
+    ...(endpoint !== undefined ? { endpoint } : {}),
+    // s3Storage() defaults path style on for any endpoint; an AWS endpoint we built keeps virtual-hosted style
+    ...(forcePathStyle !== undefined ? { forcePathStyle } : endpointText === undefined && endpoint !== undefined ? { forcePathStyle: false } : {}),
+    ...credentials,
+    ...(rootDirectory !== undefined ? { rootDirectory } : {}),
+    ...(partSize !== undefined ? { partSize } : {}),
+    allowHttp: !secure,
+  };
+}
+
+function isLoopbackHost(hostname: string): boolean {
+  return hostname === "localhost" || hostname === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
 }
 
 function resolveAuth(
