@@ -19,21 +19,37 @@ export interface StoreCredentialCheckOptions {
 }
 
 /**
+ * A {@link CredentialCheck} that can also look a user up by name, without a
+ * password: the token service uses {@link StoreCredentialCheck.lookupUser} to
+ * re-check refresh tokens, so a deleted user's refresh token stops working and
+ * a changed administrator role applies.
+ */
+export interface StoreCredentialCheck extends CredentialCheck {
+  lookupUser(name: string): Promise<Principal | undefined>;
+}
+
+/**
  * A {@link CredentialCheck} against a user store. Administrators
  * (`sysadmin`) become `Principal.admin`. Nothing is cached: every call reads
  * the store, so a revoked role, a changed password or a deleted user takes
  * effect on the next token request. An unknown user costs one scrypt, like a
  * known one. Store failures are thrown (they are not wrong credentials).
  */
-export function storeCredentialCheck(store: UserStore, options: StoreCredentialCheckOptions = {}): CredentialCheck {
+export function storeCredentialCheck(store: UserStore, options: StoreCredentialCheckOptions = {}): StoreCredentialCheck {
   const dummy = options.scrypt ?? {};
-  return async (username: string, password: string): Promise<Principal | undefined> => {
+  const principal = (user: { username: string; sysadmin: boolean; id: number }): Principal => ({ name: user.username, admin: user.sysadmin, id: user.id });
+  const check = async (username: string, password: string): Promise<Principal | undefined> => {
     const user = username.length > 0 && username.length <= 255 ? await store.getByUsername(username) : undefined;
     if (!user) {
       await spendDummy(password, dummy);
       return undefined;
     }
     if (!(await verifyPassword(password, user.passwordHash, dummy))) return undefined;
-    return { name: user.username, admin: user.sysadmin, id: user.id };
+    return principal(user);
   };
+  const lookupUser = async (name: string): Promise<Principal | undefined> => {
+    const user = name.length > 0 && name.length <= 255 ? await store.getByUsername(name) : undefined;
+    return user && principal(user);
+  };
+  return Object.assign(check, { lookupUser });
 }

@@ -16,7 +16,7 @@ export type { StorageUserStoreOptions } from "./storage-store.js";
 export { DEFAULT_SCRYPT, MAX_PASSWORD_LENGTH, hashPassword, needsRehash, verifyPassword } from "./password.js";
 export type { ScryptParams } from "./password.js";
 export { storeCredentialCheck } from "./credential-check.js";
-export type { StoreCredentialCheckOptions } from "./credential-check.js";
+export type { StoreCredentialCheck, StoreCredentialCheckOptions } from "./credential-check.js";
 export { createUserService } from "./service.js";
 export type { UserService, UserServiceOptions } from "./service.js";
 export { anyAuthenticator, basicAuthenticator, bearerAuthenticator } from "./authenticate.js";

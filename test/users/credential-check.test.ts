@@ -54,3 +54,28 @@ describe("storeCredentialCheck", () => {
     expect(unknown).toBeLessThan(known * 3);
   });
 });
+
+describe("storeCredentialCheck with the token service: refresh tokens follow the store", () => {
+  it("issues a refresh token, honours it while the user exists, refuses it once the user is deleted", async () => {
+    const { createTokenService, generatedKeys } = await import("../../src/auth/index.js");
+    const { store, check, alice } = await setup();
+    expect(await check.lookupUser("ALICE")).toEqual({ name: "alice", admin: false, id: alice.id });
+    expect(await check.lookupUser("nobody")).toBeUndefined();
+    const service = createTokenService({ issuer: "iss", service: "reg", keys: generatedKeys({ alg: "ES256" }), checkCredentials: check });
+    const form = (fields: Record<string, string>) =>
+      service(new Request("http://auth.test/token", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(fields) }));
+
+    const first = await form({ grant_type: "password", username: "alice", password: "Alice1234", service: "reg", client_id: "t", access_type: "offline", scope: "repository:alice/app:pull" });
+    expect(first.status).toBe(200);
+    const { refresh_token } = (await first.json()) as { refresh_token?: string };
+    expect(typeof refresh_token).toBe("string");
+
+    const again = await form({ grant_type: "refresh_token", refresh_token: refresh_token!, service: "reg", client_id: "t", scope: "repository:alice/app:pull" });
+    expect(again.status).toBe(200);
+
+    await store.delete(alice.id);
+    const refused = await form({ grant_type: "refresh_token", refresh_token: refresh_token!, service: "reg", client_id: "t", scope: "repository:alice/app:pull" });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: string }).error).toBe("invalid_grant");
+  });
+});
