@@ -8,7 +8,7 @@
 import { StorageError, type StorageDriver } from "../storage/driver.js";
 import type { DigestAlgorithm } from "./digest.js";
 import { RegistryError } from "./errors.js";
-import { createHasher } from "./hash.js";
+import { createHasher, type StreamHasher } from "./hash.js";
 
 /** The outcome of {@link appendBody}. */
 export interface AppendResult {
@@ -16,8 +16,8 @@ export interface AppendResult {
   size: number;
   /** Bytes this request contributed. */
   written: number;
-  /** Digest of this request's bytes. */
-  digest: string;
+  /** The hasher, having seen this request's bytes (after whatever it had seen before). */
+  hasher: StreamHasher;
 }
 
 /**
@@ -25,6 +25,10 @@ export interface AppendResult {
  * bytes. Throws `RANGE_INVALID` (416) when it does not, and
  * `BLOB_UPLOAD_INVALID` (400) when the client's body fails or the request is
  * aborted; other failures (the driver's) propagate.
+ *
+ * The bytes are hashed into `hasher` (a fresh one for `algorithm` when not
+ * given) as they pass to the driver; after a failure the hasher's state is
+ * unknown and it must be dropped.
  */
 export async function appendBody(
   storage: StorageDriver,
@@ -32,8 +36,8 @@ export async function appendBody(
   key: string,
   expectedSize: number,
   algorithm: DigestAlgorithm,
+  hasher: StreamHasher = createHasher(algorithm),
 ): Promise<AppendResult> {
-  const hasher = createHasher(algorithm);
   let written = 0;
   let bodyFailed = false;
   const source = request.body;
@@ -68,7 +72,7 @@ export async function appendBody(
   }
   try {
     const size = await storage.append(key, stream, { expectedSize, signal: request.signal });
-    return { size, written, digest: hasher.digest() };
+    return { size, written, hasher };
   } catch (error) {
     if (error instanceof StorageError && error.code === "conflict") {
       throw new RegistryError("RANGE_INVALID", "upload offset does not match the stored size", 416);

@@ -6,6 +6,7 @@
  */
 import type { LogHook } from "../http/log.js";
 import type { StorageDriver } from "../storage/driver.js";
+import type { StreamHasher } from "./hash.js";
 import type { UploadStateCodec } from "./upload-state.js";
 
 /** Resolved registry settings shared by the handlers. */
@@ -18,4 +19,11 @@ export interface RegistryContext {
   uploadMaxAgeMs: number;
   manifestMediaTypes: ReadonlySet<string>;
   log: LogHook;
+  /**
+   * Hashers of uploads in progress in this process, by `name/uuid`, with the
+   * upload size they have seen. Only a speed-up: when the next request of an
+   * upload lands here at that size, its hash continues instead of re-reading
+   * the upload at commit. Any other process simply re-reads (rule 5 holds).
+   */
+  liveHashers: Map<string, { hasher: StreamHasher; offset: number }>;
 }

@@ -19,11 +19,14 @@ export interface StreamHasher {
   update(chunk: Uint8Array): void;
   /** The digest string, `algorithm:hex`. */
   digest(): string;
+  /** An independent hasher in the same state (to take a digest so far and keep hashing). */
+  clone(): StreamHasher;
 }
 
 interface NodeHash {
   update(data: Uint8Array): unknown;
   digest(encoding: "hex"): string;
+  copy(): NodeHash;
 }
 interface NodeCrypto {
   createHash(algorithm: string): NodeHash;
@@ -54,12 +57,27 @@ export function hashBackend(): "node:crypto" | "noble" {
 /** Start an incremental hash. `backend` forces an implementation (for tests and benchmarks). */
 export function createHasher(algorithm: DigestAlgorithm, backend: "node:crypto" | "noble" = hashBackend()): StreamHasher {
   const native = backend === "node:crypto" ? loadNodeCrypto() : null;
-  if (native) {
-    const hash = native.createHash(algorithm);
-    return { algorithm, update: (chunk) => void hash.update(chunk), digest: () => `${algorithm}:${hash.digest("hex")}` };
-  }
-  const hash = (algorithm === "sha256" ? sha256 : sha512).create();
-  return { algorithm, update: (chunk) => void hash.update(chunk), digest: () => `${algorithm}:${bytesToHex(hash.digest())}` };
+  if (native) return nodeHasher(algorithm, native.createHash(algorithm));
+  return nobleHasher(algorithm, (algorithm === "sha256" ? sha256 : sha512).create());
+}
+
+function nodeHasher(algorithm: DigestAlgorithm, hash: NodeHash): StreamHasher {
+  return {
+    algorithm,
+    update: (chunk) => void hash.update(chunk),
+    digest: () => `${algorithm}:${hash.digest("hex")}`,
+    clone: () => nodeHasher(algorithm, hash.copy()),
+  };
+}
+
+type NobleHash = ReturnType<typeof sha256.create> | ReturnType<typeof sha512.create>;
+function nobleHasher(algorithm: DigestAlgorithm, hash: NobleHash): StreamHasher {
+  return {
+    algorithm,
+    update: (chunk) => void hash.update(chunk),
+    digest: () => `${algorithm}:${bytesToHex(hash.digest())}`,
+    clone: () => nobleHasher(algorithm, hash.clone() as NobleHash),
+  };
 }
 
 /** Digest of bytes already in memory (manifests). */

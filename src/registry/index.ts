@@ -103,6 +103,7 @@ export function createRegistry(options: RegistryOptions): RegistryHandler {
     uploadMaxAgeMs: (options.limits?.uploadMaxAgeSeconds ?? 7 * 24 * 3600) * 1000,
     manifestMediaTypes: new Set(options.manifestMediaTypes ?? DEFAULT_MANIFEST_MEDIA_TYPES),
     log,
+    liveHashers: new Map(),
   };
   const authorize = options.authorize ?? allowAll;
 

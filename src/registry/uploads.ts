@@ -14,7 +14,7 @@ import { appendBody } from "./body-stream.js";
 import type { RegistryContext } from "./context.js";
 import { parseDigest, type Digest } from "./digest.js";
 import { RegistryError } from "./errors.js";
-import { digestStream } from "./hash.js";
+import { createHasher, digestStream, type StreamHasher } from "./hash.js";
 import { blobData, layerLink, uploadData, uploadDir } from "./layout.js";
 import { absolute, digestHeaders, empty } from "./responses.js";
 import { ensureRepository, exists } from "./storage-io.js";
@@ -59,6 +59,26 @@ async function loadSession(ctx: RegistryContext, url: URL, name: string, uuid: s
 
 function offsetMismatch(size: number): RegistryError {
   return new RegistryError("RANGE_INVALID", "upload offset does not match the stored size", 416, { size }, { Range: rangeValue(size) });
+}
+
+/** Most upload hashers kept in memory per process (each is a few hundred bytes). */
+const LIVE_HASHERS = 1024;
+
+/**
+ * Take the in-memory hasher of upload `uuid` if it has seen exactly `size`
+ * bytes with `algorithm`; it is removed, so only one request can continue it.
+ */
+function takeHasher(ctx: RegistryContext, name: string, uuid: string, size: number, algorithm: string): StreamHasher | undefined {
+  const key = `${name}/${uuid}`;
+  const live = ctx.liveHashers.get(key);
+  if (!live) return undefined;
+  ctx.liveHashers.delete(key);
+  return live.offset === size && live.hasher.algorithm === algorithm ? live.hasher : undefined;
+}
+
+function keepHasher(ctx: RegistryContext, name: string, uuid: string, offset: number, hasher: StreamHasher): void {
+  ctx.liveHashers.set(`${name}/${uuid}`, { hasher, offset });
+  if (ctx.liveHashers.size > LIVE_HASHERS) ctx.liveHashers.delete(ctx.liveHashers.keys().next().value!);
 }
 
 /** Verify the upload's bytes against `digest`, then make the blob visible in `name`. */
@@ -116,7 +136,7 @@ export async function startUpload(ctx: RegistryContext, request: Request, url: U
       await ctx.storage.deletePrefix(uploadDir(name, uuid)).catch(() => {});
       throw error;
     }
-    return commit(ctx, request, name, uuid, digest, result.digest);
+    return commit(ctx, request, name, uuid, digest, result.hasher.digest());
   }
   await ctx.storage.write(uploadData(name, uuid), new Uint8Array(0));
   return sessionResponse(ctx, request, { name, uuid, offset: 0, startedAt }, 202);
@@ -144,11 +164,15 @@ export async function patchUpload(ctx: RegistryContext, request: Request, url: U
       throw new RegistryError("RANGE_INVALID", "Content-Range does not match Content-Length", 416, undefined, { Range: rangeValue(size) });
     }
   }
-  const result = await appendBody(ctx.storage, request, uploadData(name, uuid), size, "sha256");
+  // Continue this process's hash of the upload when it has seen every byte so far.
+  const live = takeHasher(ctx, name, uuid, size, "sha256") ?? (size === 0 ? createHasher("sha256") : undefined);
+  const result = await appendBody(ctx.storage, request, uploadData(name, uuid), size, "sha256", live);
   const next: UploadState = { name, uuid, offset: result.size, startedAt: state.startedAt };
-  // Remember the digest only when this one request sent every byte so far.
-  if (size === 0 && result.written === result.size) next.digest = result.digest;
-  else if (result.written === 0 && state.digest) next.digest = state.digest;
+  if (live) {
+    keepHasher(ctx, name, uuid, result.size, live);
+    // The digest of every byte so far rides in the signed state: any process can commit without re-reading.
+    next.digest = live.clone().digest();
+  } else if (result.written === 0 && state.digest) next.digest = state.digest;
   return sessionResponse(ctx, request, next, 202);
 }
 
@@ -160,11 +184,15 @@ export async function putUpload(ctx: RegistryContext, request: Request, url: URL
   const digest = parseDigest(digestParam);
   if (state.offset !== size) throw offsetMismatch(size);
   const known = state.digest?.startsWith(`${digest.algorithm}:`) ? state.digest : undefined;
+  const live = takeHasher(ctx, name, uuid, size, digest.algorithm);
   let computed: string | undefined = known;
   if (request.body && request.headers.get("content-length") !== "0") {
-    const result = await appendBody(ctx.storage, request, uploadData(name, uuid), size, digest.algorithm);
-    if (size === 0) computed = result.digest;
+    const hasher = live ?? (size === 0 ? createHasher(digest.algorithm) : undefined);
+    const result = await appendBody(ctx.storage, request, uploadData(name, uuid), size, digest.algorithm, hasher);
+    if (hasher) computed = hasher.digest();
     else if (result.written > 0) computed = undefined;
+  } else if (computed === undefined && live) {
+    computed = live.digest();
   }
   return commit(ctx, request, name, uuid, digest, computed);
 }
@@ -180,6 +208,7 @@ export async function uploadStatus(ctx: RegistryContext, request: Request, url: 
 /** `DELETE`: cancel the upload (204). */
 export async function cancelUpload(ctx: RegistryContext, url: URL, name: string, uuid: string): Promise<Response> {
   await loadSession(ctx, url, name, uuid);
+  ctx.liveHashers.delete(`${name}/${uuid}`);
   await ctx.storage.deletePrefix(uploadDir(name, uuid));
   return empty(204);
 }
