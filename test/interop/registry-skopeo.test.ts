@@ -196,6 +196,25 @@ describe("skopeo against registry-kit (Node adapter, fs storage, no auth)", () =
     expect(gone.stderr).toMatch(/manifest unknown/i);
   });
 
+  it("deep, unusual but valid names and 24 layers pushed in parallel round-trip", async () => {
+    const img = buildTestImage(join(work.path, "many-src"), { sizes: Array.from({ length: 24 }, (_, i) => 500 + i * 997) });
+    const repo = `${ns}/a.b/c_d/e__f/g-h--i/j`;
+    const tag = "Tag_1.0-rc.1";
+    const dest = `docker://${reg.host}/${repo}:${tag}`;
+    const push = await skopeo.copy(img.ref, dest);
+    expect(push.code, `${describeRun(push)}\n--- registry saw ---\n${reg.recorder.dump()}`).toBe(0);
+    expect((await skopeo.inspectRaw(dest)).equals(img.manifestBytes)).toBe(true);
+    const back = join(work.path, "many-back");
+    const pull = await skopeo.copy(dest, `oci:${back}:v1`);
+    expect(pull.code, describeRun(pull)).toBe(0);
+    const got = readOciLayout(back, "v1");
+    expect(got.layerDigests).toEqual(img.layers.map((l) => l.digest));
+    for (const [digest, contentDigest] of got.blobFileDigests) expect(contentDigest).toBe(digest);
+    const tags = await skopeo.raw(["list-tags", "--tls-verify=false", `docker://${reg.host}/${repo}`]);
+    expect(tags.code, describeRun(tags)).toBe(0);
+    expect((JSON.parse(tags.stdout) as { Tags: string[] }).Tags).toEqual([tag]);
+  });
+
   it("the whole skopeo session produced no 5xx", () => {
     expect(reg.recorder.requests.filter((r) => r.status >= 500 || r.status < 0), reg.recorder.dump()).toEqual([]);
   });
