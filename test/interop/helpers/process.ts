@@ -281,13 +281,22 @@ export async function waitFor(what: string, probe: () => Promise<boolean>, timeo
   );
 }
 
-/** A fresh temporary directory; remove it with the returned function. */
-export function tempDir(prefix: string): { path: string; remove(): void } {
-  const path = mkdtempSync(join(tmpdir(), `rk-interop-${prefix}-`));
+/**
+ * A fresh temporary directory, created on first use of `path` (so a
+ * describe-level one costs nothing when a `-t` filter skips its suite and its
+ * afterAll never runs); `remove()` deletes it if it was created.
+ */
+export function tempDir(prefix: string): { readonly path: string; remove(): void } {
+  let path: string | undefined;
+  const safe = prefix.replace(/[^\w.-]+/g, "-");
   return {
-    path,
+    get path() {
+      path ??= mkdtempSync(join(tmpdir(), `rk-interop-${safe}-`));
+      return path;
+    },
     remove() {
-      rmSync(path, { recursive: true, force: true, maxRetries: 3 });
+      if (path !== undefined) rmSync(path, { recursive: true, force: true, maxRetries: 3 });
+      path = undefined;
     },
   };
 }
