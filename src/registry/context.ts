@@ -7,6 +7,7 @@
 import type { LogHook } from "../http/log.js";
 import type { StorageDriver } from "../storage/driver.js";
 import type { StreamHasher } from "./hash.js";
+import type { ManifestCache } from "./manifest-cache.js";
 import type { UploadStateCodec } from "./upload-state.js";
 
 /** Resolved registry settings shared by the handlers. */
@@ -26,4 +27,6 @@ export interface RegistryContext {
    * the upload at commit. Any other process simply re-reads (rule 5 holds).
    */
   liveHashers: Map<string, { hasher: StreamHasher; offset: number }>;
+  /** Short-lived cache of tag → digest and manifest metadata/bytes (see manifest-cache.ts). */
+  manifests: ManifestCache;
 }

@@ -20,6 +20,7 @@ import { listCatalog } from "./catalog.js";
 import type { RegistryContext } from "./context.js";
 import { parseDigest } from "./digest.js";
 import { RegistryError, errorResponse } from "./errors.js";
+import { ManifestCache } from "./manifest-cache.js";
 import { deleteManifest, getManifest, headManifest, putManifest } from "./manifests.js";
 import { assertName } from "./names.js";
 import { listReferrers } from "./referrers.js";
@@ -104,6 +105,7 @@ export function createRegistry(options: RegistryOptions): RegistryHandler {
     manifestMediaTypes: new Set(options.manifestMediaTypes ?? DEFAULT_MANIFEST_MEDIA_TYPES),
     log,
     liveHashers: new Map(),
+    manifests: new ManifestCache(),
   };
   const authorize = options.authorize ?? allowAll;
 

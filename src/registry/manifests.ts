@@ -11,10 +11,11 @@ import { parseDigest, tryParseDigest, type Digest } from "./digest.js";
 import { RegistryError } from "./errors.js";
 import { digestBytes } from "./hash.js";
 import { blobData, layerLink, manifestRevision, referrer, tagLink, tagsPrefix, type ManifestMeta } from "./layout.js";
+import { MAX_CACHED_MANIFEST, stampOf } from "./manifest-cache.js";
 import { parseManifest, type ParsedManifest } from "./manifest-document.js";
 import type { Reference } from "./names.js";
 import { absolute, digestHeaders, empty } from "./responses.js";
-import { eachKey, ensureRepository, exists, mapLimited, readJson, readText, writeJson, writeText } from "./storage-io.js";
+import { eachKey, ensureRepository, exists, mapLimited, readJson, readSmall, readText, writeJson, writeText } from "./storage-io.js";
 import { baseHeaders } from "./wire.js";
 
 function manifestUnknown(reference: Reference): RegistryError {
@@ -22,17 +23,49 @@ function manifestUnknown(reference: Reference): RegistryError {
   return new RegistryError("MANIFEST_UNKNOWN", "manifest unknown to registry", 404, detail);
 }
 
-/** Resolve a tag or digest to a stored manifest revision of `name`. */
-async function resolve(ctx: RegistryContext, name: string, reference: Reference): Promise<{ digest: Digest; meta: ManifestMeta }> {
+interface Resolved {
+  digest: Digest;
+  meta: ManifestMeta;
+  /** The manifest's bytes, when they came from (or went into) the manifest cache. */
+  bytes?: Uint8Array;
+}
+
+/**
+ * Resolve a tag or digest to a stored manifest revision of `name`. Goes
+ * through the manifest cache, whose hits are checked with one stat each
+ * against the tag link and the revision (see manifest-cache.ts).
+ */
+async function resolve(ctx: RegistryContext, name: string, reference: Reference): Promise<Resolved> {
+  const cache = ctx.manifests;
   let digest: Digest | undefined;
   if (reference.kind === "digest") digest = reference.digest;
   else {
-    const linked = await readText(ctx.storage, tagLink(name, reference.tag));
-    digest = linked === undefined ? undefined : tryParseDigest(linked.trim());
+    const key = tagLink(name, reference.tag);
+    const info = await ctx.storage.stat(key);
+    if (!info) throw manifestUnknown(reference);
+    const stamp = stampOf(info);
+    digest = cache.tag(name, reference.tag, stamp);
+    if (!digest) {
+      const linked = await readText(ctx.storage, key);
+      digest = linked === undefined ? undefined : tryParseDigest(linked.trim());
+      if (digest) cache.setTag(name, reference.tag, digest, stamp);
+    }
   }
   if (!digest) throw manifestUnknown(reference);
-  const meta = await readJson<ManifestMeta>(ctx.storage, manifestRevision(name, digest));
+  const key = manifestRevision(name, digest);
+  const info = await ctx.storage.stat(key);
+  if (!info) throw manifestUnknown(reference);
+  const stamp = stampOf(info);
+  const hit = cache.revision(name, digest, stamp);
+  if (hit) return { digest, ...hit };
+  const meta = await readJson<ManifestMeta>(ctx.storage, key);
   if (!meta) throw manifestUnknown(reference);
+  if (meta.size <= MAX_CACHED_MANIFEST) {
+    const bytes = await readSmall(ctx.storage, blobData(digest), MAX_CACHED_MANIFEST);
+    if (!bytes) throw manifestUnknown(reference);
+    cache.setRevision(name, digest, { meta, bytes }, stamp);
+    return { digest, meta, bytes };
+  }
   return { digest, meta };
 }
 
@@ -46,7 +79,8 @@ function manifestHeaders(digest: Digest, meta: ManifestMeta): Headers {
 
 /** `GET /v2/<name>/manifests/<reference>`: the stored bytes, as pushed. */
 export async function getManifest(ctx: RegistryContext, name: string, reference: Reference): Promise<Response> {
-  const { digest, meta } = await resolve(ctx, name, reference);
+  const { digest, meta, bytes } = await resolve(ctx, name, reference);
+  if (bytes) return new Response(bytes as Uint8Array<ArrayBuffer>, { status: 200, headers: manifestHeaders(digest, meta) });
   const body = await ctx.storage.read(blobData(digest));
   if (!body) throw manifestUnknown(reference);
   return new Response(body, { status: 200, headers: manifestHeaders(digest, meta) });

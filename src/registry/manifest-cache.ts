@@ -1,0 +1,99 @@
+/**
+ * A per-process cache of what a manifest GET/HEAD reads from storage: tag →
+ * digest, and (repository, digest) → metadata and bytes.
+ *
+ * Every hit is revalidated with one `stat` of the storage object it came from
+ * (the tag link, the revision's metadata): a cached entry is used only while
+ * that object still exists with the same size and modification time. So a tag
+ * moved, or a manifest deleted, by another process sharing the storage or by
+ * garbage collection is seen at once, as without the cache (rule 5), and a
+ * GET by tag costs two stats instead of reading three objects. Entries are
+ * also dropped after `maxAgeMs` (60 s), a bound for the one case a stat cannot
+ * see: an object rewritten with the same size within the same millisecond.
+ * Memory is bounded by entry count and total cached bytes.
+ *
+ * @module
+ */
+import type { ObjectInfo } from "../storage/driver.js";
+import type { Digest } from "./digest.js";
+import type { ManifestMeta } from "./layout.js";
+
+export interface CachedRevision {
+  meta: ManifestMeta;
+  bytes: Uint8Array;
+}
+
+const MAX_TAGS = 10_000;
+const MAX_REVISIONS = 2_000;
+/** Manifests larger than this are not cached (they are read from storage each time). */
+export const MAX_CACHED_MANIFEST = 256 * 1024;
+const MAX_CACHED_BYTES = 16 * 1024 * 1024;
+
+interface Entry<T> {
+  value: T;
+  /** `size:mtime` of the storage object the value was read from. */
+  stamp: string;
+  until: number;
+}
+
+/** The validator of a storage object: its size and modification time. */
+export function stampOf(info: ObjectInfo): string {
+  return `${info.size}:${info.modified.getTime()}`;
+}
+
+export class ManifestCache {
+  readonly #tags = new Map<string, Entry<Digest>>();
+  readonly #revisions = new Map<string, Entry<CachedRevision>>();
+  #bytes = 0;
+
+  constructor(
+    readonly maxAgeMs = 60_000,
+    readonly now: () => number = Date.now,
+  ) {}
+
+  /** The cached digest of a tag whose link has validator `stamp`. */
+  tag(name: string, tag: string, stamp: string): Digest | undefined {
+    return this.#get(this.#tags, `${name}:${tag}`, stamp);
+  }
+
+  setTag(name: string, tag: string, digest: Digest, stamp: string): void {
+    const key = `${name}:${tag}`;
+    this.#tags.delete(key);
+    this.#tags.set(key, { value: digest, stamp, until: this.now() + this.maxAgeMs });
+    if (this.#tags.size > MAX_TAGS) this.#tags.delete(this.#tags.keys().next().value!);
+  }
+
+  /** The cached revision whose metadata object has validator `stamp`. */
+  revision(name: string, digest: Digest, stamp: string): CachedRevision | undefined {
+    return this.#get(this.#revisions, `${name}@${digest.value}`, stamp);
+  }
+
+  setRevision(name: string, digest: Digest, revision: CachedRevision, stamp: string): void {
+    if (revision.bytes.byteLength > MAX_CACHED_MANIFEST) return;
+    const key = `${name}@${digest.value}`;
+    this.#delete(this.#revisions, key);
+    this.#bytes += revision.bytes.byteLength;
+    this.#revisions.set(key, { value: revision, stamp, until: this.now() + this.maxAgeMs });
+    for (const k of this.#revisions.keys()) {
+      if (this.#revisions.size <= MAX_REVISIONS && this.#bytes <= MAX_CACHED_BYTES) break;
+      this.#delete(this.#revisions, k);
+    }
+  }
+
+  #get<T>(map: Map<string, Entry<T>>, key: string, stamp: string): T | undefined {
+    const hit = map.get(key);
+    if (!hit) return undefined;
+    if (hit.stamp !== stamp || this.now() >= hit.until) {
+      this.#delete(map, key);
+      return undefined;
+    }
+    return hit.value;
+  }
+
+  #delete<T>(map: Map<string, Entry<T>>, key: string): void {
+    const old = map.get(key);
+    if (!old) return;
+    map.delete(key);
+    if ((map as Map<string, unknown>) === this.#revisions) this.#bytes -= (old.value as CachedRevision).bytes.byteLength;
+  }
+}
