@@ -67,7 +67,7 @@ async function pushBlob(registry: Handler, name: string, data: Uint8Array, chunk
   }
   const url = new URL(location);
   url.searchParams.set("digest", digest);
-  return (await call(registry, "PUT", url.href, { body: rest })).status;
+  return (await call(registry, "PUT", url.href, { body: new Uint8Array(rest) })).status;
 }
 
 const SHARED = [0, 1, 2].map((i) => enc.encode(`shared-layer-${i}-`.repeat(200 + i * 50)));
