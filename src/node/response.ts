@@ -8,29 +8,62 @@ import type { ServerResponse } from "node:http";
 /**
  * Write `response` to `res`: status, headers (every `Set-Cookie` line kept),
  * then the body chunk by chunk, waiting for `'drain'` whenever `res.write`
- * returns false. For HEAD (and 204/304) no body is sent, but the handler's
+ * returns false. A body of at most 64 KiB with a `Content-Length` is read
+ * whole first and sent with the headers in one write. For HEAD (and 204/304) no body is sent, but the handler's
  * `Content-Length` is kept. Resolves when the response is finished or the
  * client has gone. A failing body stream destroys the socket (the client sees
  * a truncated response, never a wrong complete one) and the error is rethrown
  * for the caller to log.
  */
 export async function writeResponse(response: Response, res: ServerResponse, method: string): Promise<void> {
-  res.statusCode = response.status;
-  if (response.statusText) res.statusMessage = response.statusText;
+  // One flat [name, value, ...] list for writeHead: cheaper than a setHeader per header.
+  const raw: string[] = [];
+  let cookies = false;
+  let length: string | undefined;
   for (const [name, value] of response.headers) {
-    if (name === "set-cookie") continue;
-    res.setHeader(name, value);
+    if (name === "set-cookie") {
+      cookies = true;
+      continue;
+    }
+    if (name === "content-length") length = value;
+    raw.push(name, value);
   }
-  const cookies = response.headers.getSetCookie();
-  if (cookies.length > 0) res.setHeader("set-cookie", cookies);
+  // Every Set-Cookie line kept (as an array: writeHead's list would collapse them
+  // into one when headers were already set on `res`, e.g. by Express).
+  if (cookies) res.setHeader("set-cookie", response.headers.getSetCookie());
 
   const body = response.body;
   if (body === null || method === "HEAD" || response.status === 204 || response.status === 304) {
     await body?.cancel().catch(() => {});
+    writeHead(res, response, raw);
     res.end();
     return;
   }
+  const size = length === undefined ? NaN : Number(length);
+  if (size <= SMALL_BODY) {
+    // A small body of announced size (manifests, JSON, errors): read it whole and
+    // send headers and body in one write instead of streaming it chunk by chunk.
+    let bytes: ArrayBuffer;
+    try {
+      bytes = await response.arrayBuffer();
+    } catch (error) {
+      res.destroy();
+      throw error;
+    }
+    writeHead(res, response, raw);
+    res.end(new Uint8Array(bytes));
+    return;
+  }
+  writeHead(res, response, raw);
   await pipeBody(body, res);
+}
+
+/** Bodies up to this size with a `Content-Length` are sent in one write. */
+const SMALL_BODY = 64 * 1024;
+
+function writeHead(res: ServerResponse, response: Response, raw: string[]): void {
+  if (response.statusText) res.writeHead(response.status, response.statusText, raw);
+  else res.writeHead(response.status, raw);
 }
 
 async function pipeBody(body: ReadableStream<Uint8Array>, res: ServerResponse): Promise<void> {
