@@ -49,6 +49,7 @@ describe("crash safety (SIGKILL at random points)", () => {
     let data = "";
     let model: Model = newModel(WORKERS, 0);
     let startupKills = 0;
+    let ackedBefore = 0; // acknowledgements of the finished epochs
     const t0 = Date.now();
 
     const verify = async (api: Api, trial: number): Promise<void> => {
@@ -59,6 +60,7 @@ describe("crash safety (SIGKILL at random points)", () => {
     for (let trial = 0; trial < TRIALS && problems.length === 0; trial++) {
       if (trial % EPOCH === 0) {
         if (data) await rm(data, { recursive: true, force: true });
+        ackedBefore += model.acked;
         data = await mkdtemp(path.join(tmpdir(), "rk-crash-"));
         dirs.push(data);
         model = newModel(WORKERS, trial / EPOCH);
@@ -99,7 +101,7 @@ describe("crash safety (SIGKILL at random points)", () => {
     console.log(
       `crash: ${TRIALS} trials (${startupKills} killed during start-up) in ${((Date.now() - t0) / 1000).toFixed(1)} s; ` +
         `${figures.blobsHashed} blob objects hashed, ${figures.metadataChecked} metadata objects parsed, ` +
-        `${figures.ackedChecked} acknowledged objects read back (${model.acked} acks in the last epoch); ` +
+        `${figures.ackedChecked} acknowledged objects read back (${ackedBefore + model.acked} acknowledgements received); ` +
         `uploads resumed ${figures.uploadsResumed}, unknown after the kill ${figures.uploadsUnknown}; ` +
         `temp files left by kills ${figures.tempFilesLeft}; problems ${problems.length}`,
     );
