@@ -23,7 +23,7 @@ import { checkAcked, checkDisk, emptyFigures, resumeUploads } from "./check.js";
 import { kill, spawnServer, started } from "./server.js";
 import { Api, newModel, Problem, registryWorker, usersWorker, type Model } from "./workload.js";
 
-const TRIALS = Number(process.env.CRASH_TRIALS ?? 6);
+const TRIALS = Number(process.env.CRASH_TRIALS ?? 5);
 const LONG = TRIALS > 10;
 const EPOCH = 20;
 const WORKERS = 3;
