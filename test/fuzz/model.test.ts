@@ -202,7 +202,7 @@ const dirs: string[] = [];
 afterAll(async () => {
   for (const d of dirs) await rm(d, { recursive: true, force: true });
   console.log(`model fuzz: ${counter.requests} requests`);
-});
+}, 120_000);
 
 const drivers: [string, () => Promise<StorageDriver>][] = [
   ["memory", async () => memoryStorage()],
@@ -227,6 +227,7 @@ describe.each(drivers)("registry against a model (%s storage)", (_, make) => {
           await run(registry, ops);
           await verifyAllBlobs(storage);
           await storage.close?.();
+          for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
         }),
         params(SEQUENCE_RUNS),
       );
