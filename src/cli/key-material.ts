@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { promises as fsp } from "node:fs";
 import path from "node:path";
 import { generateSigningKeyPem, type KeyPem } from "../auth/index.js";
@@ -27,45 +27,105 @@ export interface Persisted<T> {
   file: string;
 }
 
+/** Open, write, fsync and close: the bytes are on disk before the file is linked anywhere. */
+async function writeDurably(file: string, content: string, mode: number): Promise<void> {
+  const handle = await fsp.open(file, "wx", mode);
+  try {
+    await handle.writeFile(content);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** fsync a directory, so a new or renamed entry in it survives a power loss. */
+async function syncDirectory(directory: string): Promise<void> {
+  const handle = await fsp.open(directory, "r");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
 /**
- * Read a file, or create it with `generate()` when absent. Creation uses
- * `O_EXCL`, so two processes starting at once end up sharing the first one's value.
+ * Create `file` with `content` only if it does not exist, atomically: the
+ * content is written and fsynced under a temporary name and then hard-linked
+ * into place. `link` fails when the name exists, so two processes starting at
+ * once agree on the first one's file, and a crash at any point leaves either
+ * no file or the whole file, never an empty or partial one.
+ * Resolves to false when the file already existed.
  */
+async function createExclusive(file: string, content: string, mode: number): Promise<boolean> {
+  const temp = `${file}.${randomUUID()}.tmp`;
+  await writeDurably(temp, content, mode);
+  try {
+    await fsp.link(temp, file);
+    await syncDirectory(path.dirname(file));
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw error;
+  } finally {
+    await fsp.rm(temp, { force: true });
+  }
+}
+
+/** Replace `file` with `content` atomically (temporary file, fsync, rename). */
+async function replaceDurably(file: string, content: string, mode: number): Promise<void> {
+  const temp = `${file}.${randomUUID()}.tmp`;
+  await writeDurably(temp, content, mode);
+  try {
+    await fsp.rename(temp, file);
+  } catch (error) {
+    await fsp.rm(temp, { force: true });
+    throw error;
+  }
+  await syncDirectory(path.dirname(file));
+}
+
+/** Read a file, or create it with `generate()` when it is absent (see {@link createExclusive}). */
 async function readOrCreate(file: string, mode: number, generate: () => Promise<string>): Promise<Persisted<string>> {
   try {
-    return { value: await fsp.readFile(file, "utf8"), created: false, file };
+    const value = await fsp.readFile(file, "utf8");
+    if (value.trim() !== "") return { value, created: false, file };
+    // Only a crash while an older version created it leaves an empty file; no
+    // server ever ran with it, so generating afresh loses nothing.
+    await fsp.rm(file, { force: true });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
   await fsp.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
   const value = await generate();
-  try {
-    await fsp.writeFile(file, value, { flag: "wx", mode });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EEXIST") return { value: await fsp.readFile(file, "utf8"), created: false, file };
-    throw error;
-  }
-  return { value, created: true, file };
+  if (await createExclusive(file, value, mode)) return { value, created: true, file };
+  return { value: await fsp.readFile(file, "utf8"), created: false, file };
 }
 
-/** The signing key and certificate: both files, or neither, must exist. */
+/**
+ * The signing key and its certificate. The key file holds both PEM blocks and
+ * is created in one atomic step, so it alone is authoritative; the separate
+ * certificate file (what a rootcertbundle points at) is rewritten from it
+ * whenever it is missing or differs. A key file without a certificate block
+ * (written by hand) is paired with the certificate file, which must then exist.
+ */
 export async function loadOrCreateSigningKey(directory: string): Promise<Persisted<KeyPem>> {
   const keyFile = path.join(directory, KEY_FILES.privateKey);
   const certFile = path.join(directory, KEY_FILES.certificate);
-  let generated: KeyPem | undefined;
-  const generate = async (): Promise<KeyPem> => (generated ??= await generateSigningKeyPem());
-  const key = await readOrCreate(keyFile, 0o600, async () => (await generate()).privateKey);
-  if (key.created) {
-    await fsp.writeFile(certFile, (await generate()).certificate, { mode: 0o644 });
-    return { value: await generate(), created: true, file: keyFile };
+  const key = await readOrCreate(keyFile, 0o600, async () => {
+    const pem = await generateSigningKeyPem();
+    return pem.privateKey + pem.certificate;
+  });
+  const blocks = key.value.split(/(?=-----BEGIN )/);
+  const privateKey = blocks.filter((b) => /^-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(b)).join("");
+  const bundled = blocks.filter((b) => b.startsWith("-----BEGIN CERTIFICATE-----")).join("");
+  if (!privateKey) throw new Error(`${keyFile} holds no private key`);
+  const onDisk = await fsp.readFile(certFile, "utf8").catch(() => undefined);
+  if (bundled) {
+    if (onDisk !== bundled) await replaceDurably(certFile, bundled, 0o644);
+    return { value: { privateKey, certificate: bundled }, created: key.created, file: keyFile };
   }
-  let certificate: string;
-  try {
-    certificate = await fsp.readFile(certFile, "utf8");
-  } catch {
-    throw new Error(`${certFile} is missing beside ${keyFile}; restore it, or remove both to generate a new key`);
-  }
-  return { value: { privateKey: key.value, certificate }, created: false, file: keyFile };
+  if (onDisk === undefined) throw new Error(`${certFile} is missing beside ${keyFile}; restore it, or remove both to generate a new key`);
+  return { value: { privateKey, certificate: onDisk }, created: false, file: keyFile };
 }
 
 /** The upload secret: 32 random bytes, hex. */

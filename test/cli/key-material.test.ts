@@ -1,0 +1,62 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { KEY_FILES, loadOrCreateSigningKey, loadOrCreateUploadSecret } from "../../src/cli/key-material.js";
+
+const dirs: string[] = [];
+const fresh = () => {
+  const dir = mkdtempSync(join(tmpdir(), "rk-keys-"));
+  dirs.push(dir);
+  return dir;
+};
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("key material on first start and after a crash", () => {
+  it("creates the key with its certificate inside, a separate certificate file, mode 0600, and no temp files", async () => {
+    const dir = fresh();
+    const first = await loadOrCreateSigningKey(dir);
+    expect(first.created).toBe(true);
+    const keyText = readFileSync(join(dir, KEY_FILES.privateKey), "utf8");
+    expect(keyText).toContain("-----BEGIN PRIVATE KEY-----");
+    expect(keyText).toContain("-----BEGIN CERTIFICATE-----");
+    expect(readFileSync(join(dir, KEY_FILES.certificate), "utf8")).toBe(first.value.certificate);
+    expect(statSync(join(dir, KEY_FILES.privateKey)).mode & 0o777).toBe(0o600);
+    expect(readdirSync(dir).filter((f) => f.endsWith(".tmp"))).toEqual([]);
+    const again = await loadOrCreateSigningKey(dir);
+    expect(again.created).toBe(false);
+    expect(again.value).toEqual(first.value);
+  });
+
+  it("rewrites a missing or altered certificate file from the key file (a crash between the two writes)", async () => {
+    const dir = fresh();
+    const first = await loadOrCreateSigningKey(dir);
+    unlinkSync(join(dir, KEY_FILES.certificate));
+    expect((await loadOrCreateSigningKey(dir)).value.certificate).toBe(first.value.certificate);
+    writeFileSync(join(dir, KEY_FILES.certificate), "garbage");
+    await loadOrCreateSigningKey(dir);
+    expect(readFileSync(join(dir, KEY_FILES.certificate), "utf8")).toBe(first.value.certificate);
+  });
+
+  it("regenerates an empty upload secret or key file left by a crash during creation", async () => {
+    const dir = fresh();
+    writeFileSync(join(dir, KEY_FILES.uploadSecret), "");
+    const secret = await loadOrCreateUploadSecret(dir);
+    expect(secret.created).toBe(true);
+    expect(secret.value).toMatch(/^[0-9a-f]{64}$/);
+    writeFileSync(join(dir, KEY_FILES.privateKey), "");
+    expect((await loadOrCreateSigningKey(dir)).created).toBe(true);
+  });
+
+  it("two processes starting at once agree on one secret and one key", async () => {
+    const dir = fresh();
+    const secrets = await Promise.all([1, 2, 3, 4].map(() => loadOrCreateUploadSecret(dir)));
+    expect(new Set(secrets.map((s) => s.value)).size).toBe(1);
+    expect(secrets.filter((s) => s.created).length).toBe(1);
+    const keys = await Promise.all([1, 2, 3].map(() => loadOrCreateSigningKey(dir)));
+    expect(new Set(keys.map((k) => k.value.privateKey)).size).toBe(1);
+    expect(new Set(keys.map((k) => k.value.certificate)).size).toBe(1);
+  });
+});
