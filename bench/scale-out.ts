@@ -1,0 +1,349 @@
+/**
+ * Scale-out throughput: aggregate push and pull MiB/s of concurrent clients
+ * against N = 1, 2, 4 `registry-kit serve` processes on one radosgw bucket
+ * behind nginx round-robin (the rig of test/interop/scale-out.test.ts), with
+ * the CPU each process used during each phase.
+ *
+ *   node --import tsx bench/scale-out.ts [--quick] [--no-write] [--rounds 3] [--images 8] [--size-mib 32] [--backends 1,2,4]
+ *   node --import tsx bench/scale-out.ts --from-json bench/results/scale-out.json   # re-render the docs section only
+ *
+ * Per N: start N processes (storage.s3, shared http.secret and key files) and
+ * nginx; warm up; then `--rounds` times: `--images` concurrent pushes of one
+ * `--size-mib` layer each (the registry-kit client, monolithic POST + PUT, into
+ * fresh repositories), then as many concurrent pulls of them (digests
+ * verified). Figures are medians over the rounds. The results replace the
+ * section between `<!-- scale-out:start -->` and `<!-- scale-out:end -->` in
+ * docs/performance.md (the rest of the file is left alone; the file is created
+ * when missing) and go to bench/results/scale-out.json.
+ *
+ * Installs nothing: a missing radosgw or nginx stops the run with the hint.
+ */
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createClient, memoryImageStore } from "../src/client/index.js";
+import { OCI_LAYER_GZIP, sha256 } from "../test/interop/helpers/image.js";
+import { tempDir } from "../test/interop/helpers/process.js";
+import {
+  cpuSeconds, makeImage, memoryStoreOf, startBackends, startNginx, startRadosgw, writeSharedKeys,
+  type Backend, type Nginx, type RgwServer, type SharedImage,
+} from "../test/interop/helpers/scale-out.js";
+import { freePort } from "../test/interop/helpers/process.js";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const MiB = 1024 * 1024;
+const argv = process.argv.slice(2);
+const QUICK = argv.includes("--quick");
+const WRITE = !argv.includes("--no-write");
+const arg = (name: string): string | undefined => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
+};
+const ROUNDS = Number(arg("--rounds") ?? (QUICK ? 1 : 3));
+const IMAGES = Number(arg("--images") ?? (QUICK ? 4 : 8));
+const SIZE = Number(arg("--size-mib") ?? (QUICK ? 16 : 32)) * MiB;
+const BACKENDS = (arg("--backends") ?? (QUICK ? "1,2" : "1,2,4")).split(",").map(Number);
+const ADMIN = { username: "admin", password: "Adm1n-Bench-Pass" };
+const BUCKET = "scale-out-bench";
+const START = "<!-- scale-out:start -->";
+const END = "<!-- scale-out:end -->";
+
+interface Phase {
+  seconds: number;
+  mibPerSecond: number;
+  /** CPU used during the phase, in % of one core, per process (group). */
+  cpu: Record<string, number>;
+}
+
+interface Result {
+  backends: number;
+  push: Phase[];
+  pull: Phase[];
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+/** Which PIDs belong to which process (group) of the rig. */
+function processGroups(rgw: RgwServer, backends: Backend[], nginx: Nginx): Record<string, number[]> {
+  const groups: Record<string, number[]> = {};
+  for (const d of rgw.daemons()) {
+    const name = d.name === "rgw" ? "radosgw" : d.name.startsWith("osd") ? "ceph-osd" : "ceph-mon";
+    (groups[name] ??= []).push(d.pid);
+  }
+  for (const b of backends) groups[`registry-kit #${b.index + 1}`] = b.pids();
+  groups.nginx = nginx.pids();
+  return groups;
+}
+
+/** Busy CPU seconds of the whole machine so far (all cores), from /proc/stat. */
+function machineBusySeconds(): number {
+  const fields = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal
+  const busy = fields[0]! + fields[1]! + fields[2]! + fields[5]! + fields[6]! + (fields[7] ?? 0);
+  return busy / 100;
+}
+
+/** Run `work`, measuring wall time and the CPU of every group, of this process (the clients) and of the machine. */
+async function measure(groups: Record<string, number[]>, bytes: number, work: () => Promise<void>): Promise<Phase> {
+  const before = Object.fromEntries(Object.entries(groups).map(([k, pids]) => [k, cpuSeconds(pids)]));
+  const machineBefore = machineBusySeconds();
+  const selfBefore = process.cpuUsage();
+  const started = performance.now();
+  await work();
+  const seconds = (performance.now() - started) / 1000;
+  const self = process.cpuUsage(selfBefore);
+  const cpu: Record<string, number> = {};
+  for (const [k, pids] of Object.entries(groups)) cpu[k] = ((cpuSeconds(pids) - before[k]!) / seconds) * 100;
+  cpu["clients (bench)"] = ((self.user + self.system) / 1e6 / seconds) * 100;
+  const rig = Object.values(cpu).reduce((a, b) => a + b, 0);
+  const machine = ((machineBusySeconds() - machineBefore) / seconds) * 100;
+  cpu["outside the rig"] = Math.max(0, machine - rig);
+  return { seconds, mibPerSecond: bytes / MiB / seconds, cpu };
+}
+
+function makeImages(count: number, size: number): SharedImage[] {
+  return Array.from({ length: count }, (_, i) => {
+    const bytes = randomBytes(size); // the registry stores bytes; it never unpacks a layer
+    return makeImage(`img${i}`, [{ digest: sha256(bytes), bytes, mediaType: OCI_LAYER_GZIP }]);
+  });
+}
+
+async function runFor(n: number, rgw: RgwServer, images: SharedImage[], work: string): Promise<Result> {
+  const keys = await writeSharedKeys(join(work, `keys-${n}`));
+  const lbPort = await freePort();
+  const backendWork = join(work, `n${n}`);
+  mkdirSync(backendWork, { recursive: true });
+  const backends = await startBackends(n, {
+    work: backendWork, rgw, bucket: BUCKET, rootDirectory: `n${n}-${Date.now().toString(36)}`, keys,
+    publicUrl: `http://127.0.0.1:${lbPort}`, adminPassword: ADMIN.password,
+  });
+  let nginx: Nginx | undefined;
+  try {
+    nginx = await startNginx(backends.map((b) => b.port), { port: lbPort });
+    const client = createClient();
+    await client.login(nginx.url, ADMIN.username, ADMIN.password);
+    const store = await memoryStoreOf(images);
+    const groups = processGroups(rgw, backends, nginx);
+    const total = images.length * SIZE;
+    const host = nginx.host;
+
+    // warm-up: JIT, connections, every process's token verifier
+    const warm = makeImages(1, 1 * MiB);
+    const warmStore = await memoryStoreOf(warm);
+    for (let i = 0; i < 2 * n; i++) {
+      await client.push(`${host}/bench/warm-${i}:v1`, warmStore, { name: "img0" });
+      await client.pull(`${host}/bench/warm-${i}:v1`, memoryImageStore());
+    }
+
+    const result: Result = { backends: n, push: [], pull: [] };
+    for (let round = 0; round < ROUNDS; round++) {
+      const repo = (i: number) => `${host}/bench/n${n}-r${round}-${i}:v1`;
+      result.push.push(await measure(groups, total, async () => {
+        await Promise.all(images.map(async (img, i) => {
+          const pushed = await client.push(repo(i), store, { name: img.name });
+          if (pushed.digest !== img.manifestDigest) throw new Error(`push ${repo(i)}: digest ${pushed.digest}`);
+        }));
+      }));
+      result.pull.push(await measure(groups, total, async () => {
+        await Promise.all(images.map(async (img, i) => {
+          const pulled = await client.pull(repo(i), memoryImageStore()); // every blob's digest is verified while it streams
+          if (pulled.manifest.digest !== img.manifestDigest) throw new Error(`pull ${repo(i)}: digest ${pulled.manifest.digest}`);
+        }));
+      }));
+      const p = result.push.at(-1)!;
+      const q = result.pull.at(-1)!;
+      console.log(`N=${n} round ${round + 1}: push ${p.mibPerSecond.toFixed(1)} MiB/s (${p.seconds.toFixed(2)} s), pull ${q.mibPerSecond.toFixed(1)} MiB/s (${q.seconds.toFixed(2)} s)`);
+    }
+    const errors = backends.flatMap((b) => b.accessLog().filter((l) => l.status >= 500 || l.status === 0));
+    if (errors.length > 0) throw new Error(`N=${n}: ${errors.length} requests failed: ${JSON.stringify(errors.slice(0, 5))}`);
+    return result;
+  } finally {
+    await nginx?.stop();
+    await Promise.all(backends.map((b) => b.proc.stop(3_000)));
+  }
+}
+
+/** The median round (by throughput) of a phase, with its CPU figures. */
+function medianPhase(phases: Phase[]): Phase {
+  const m = median(phases.map((p) => p.mibPerSecond));
+  return phases.reduce((best, p) => (Math.abs(p.mibPerSecond - m) < Math.abs(best.mibPerSecond - m) ? p : best));
+}
+
+function cpuCell(phase: Phase): string {
+  const nodeTotal = Object.entries(phase.cpu).filter(([k]) => k.startsWith("registry-kit")).reduce((s, [, v]) => s + v, 0);
+  const per = Object.entries(phase.cpu).filter(([k]) => k.startsWith("registry-kit")).map(([, v]) => v.toFixed(0)).join(" + ");
+  const c = phase.cpu;
+  return `radosgw ${c.radosgw?.toFixed(0)} · ceph-osd ${c["ceph-osd"]?.toFixed(0)} · registry-kit ${per}${per.includes("+") ? ` = ${nodeTotal.toFixed(0)}` : ""} · ` +
+    `nginx ${c.nginx?.toFixed(0)} · clients ${c["clients (bench)"]?.toFixed(0)} · other processes on the machine ${c["outside the rig"]?.toFixed(0)}`;
+}
+
+interface RunInfo {
+  images: number;
+  size: number;
+  rounds: number;
+  date?: string;
+}
+
+function section(results: Result[], env: string, run: RunInfo = { images: IMAGES, size: SIZE, rounds: ROUNDS, date: new Date().toISOString().slice(0, 10) }): string {
+  const { images: IMAGES_, size: SIZE_, rounds: ROUNDS_ } = run;
+  const rows = results.map((r) => {
+    const push = medianPhase(r.push);
+    const pull = medianPhase(r.pull);
+    return { n: r.backends, push, pull };
+  });
+  const base = rows[0]!;
+  const lines = [
+    START,
+    "## Scale-out: N processes on one S3 bucket",
+    "",
+    `Generated by \`node --import tsx bench/scale-out.ts\` on ${run.date ?? "(date unknown)"} (${env}).`,
+    `${IMAGES_} concurrent clients each push one ${SIZE_ / MiB} MiB layer (the registry-kit client, monolithic POST + PUT,`,
+    `into fresh repositories), then pull them back (digests verified), through nginx round-robin in front of N`,
+    "`registry-kit serve` processes with `storage.s3` on one radosgw bucket (Ceph 16.2, one memstore OSD, all on",
+    `loopback). Token auth through the processes' own token service. Median of ${ROUNDS_} round${ROUNDS_ > 1 ? "s" : ""};`,
+    "CPU in % of one core during the phase (200 % = both cores), from `/proc/<pid>/stat`.",
+    "",
+    "| processes | push MiB/s | pull MiB/s | push vs N=1 | pull vs N=1 |",
+    "|---:|---:|---:|---:|---:|",
+    ...rows.map((r) =>
+      `| ${r.n} | ${r.push.mibPerSecond.toFixed(0)} | ${r.pull.mibPerSecond.toFixed(0)} | ` +
+      `${(r.push.mibPerSecond / base.push.mibPerSecond).toFixed(2)}× | ${(r.pull.mibPerSecond / base.pull.mibPerSecond).toFixed(2)}× |`),
+    "",
+    "CPU per process during the median round:",
+    "",
+    "| processes | phase | CPU % of one core |",
+    "|---:|---|---|",
+    ...rows.flatMap((r) => [`| ${r.n} | push | ${cpuCell(r.push)} |`, `| ${r.n} | pull | ${cpuCell(r.pull)} |`]),
+    "",
+    ...analysis(rows),
+    END,
+  ];
+  return lines.join("\n");
+}
+
+function analysis(rows: Array<{ n: number; push: Phase; pull: Phase }>): string[] {
+  const sumOf = (p: Phase, pred: (k: string) => boolean) => Object.entries(p.cpu).filter(([k]) => pred(k)).reduce((s, [, v]) => s + v, 0);
+  const isStore = (k: string) => k === "radosgw" || k.startsWith("ceph");
+  const isNode = (k: string) => k.startsWith("registry-kit");
+  const isRig = (k: string) => k !== "outside the rig";
+  /** CPU milliseconds per MiB moved. */
+  const perMiB = (p: Phase, pred: (k: string) => boolean) => (sumOf(p, pred) / 100 / p.mibPerSecond) * 1000;
+  const range = (xs: number[]) => {
+    const [lo, hi] = [Math.min(...xs).toFixed(0), Math.max(...xs).toFixed(0)];
+    return lo === hi ? lo : `${lo}–${hi}`;
+  };
+  const phases = rows.flatMap((r) => [r.push, r.pull]);
+  const out: string[] = ["**Where it flattens, and why.**", ""];
+  for (const phase of ["push", "pull"] as const) {
+    let flat: number | undefined;
+    for (let i = 1; i < rows.length; i++) {
+      if (rows[i]![phase].mibPerSecond < rows[i - 1]![phase].mibPerSecond * 1.15) {
+        flat = rows[i - 1]!.n;
+        break;
+      }
+    }
+    const ps = rows.map((r) => r[phase]);
+    const node = ps.map((p) => perMiB(p, isNode));
+    const store = ps.map((p) => perMiB(p, isStore));
+    const clients = ps.map((p) => perMiB(p, (k) => k === "clients (bench)"));
+    out.push(
+      `- **${phase}**: ${flat === undefined ? "still rising at the largest N measured" : `flat from N=${flat} on (the next step gains less than 15 %)`}. ` +
+        `CPU per MiB ${phase === "push" ? "pushed" : "pulled"}: registry-kit ${range(node)} ms, the store (radosgw + OSD + mon) ${range(store)} ms, ` +
+        `the clients ${range(clients)} ms, nginx under 1 ms; the rig's share of the machine was ${range(ps.map((p) => sumOf(p, isRig)))} % of one core.`,
+    );
+  }
+  const machine = phases.map((p) => sumOf(p, () => true));
+  const outside = phases.map((p) => p.cpu["outside the rig"] ?? 0);
+  const rigPerMiB = (phase: "push" | "pull") => Math.min(...rows.map((r) => perMiB(r[phase], isRig)));
+  out.push(
+    "",
+    `The machine was saturated during every phase (${range(machine)} % of 200 % busy), and here most of it went to work ` +
+      `outside the rig (${range(outside)} %: other jobs on this shared machine), so the rig ran on well under one core. ` +
+      "With no idle core, another registry-kit process cannot add CPU: it splits the same share, so the aggregate stays " +
+      "at (the rig's CPU share) ÷ (CPU per MiB) whatever N is. That is why the curve is flat from the first or second " +
+      "process on, and the per-MiB costs above, which depend little on the other load, are the figures to plan with. " +
+      `At those costs the whole rig needs about ${rigPerMiB("push").toFixed(0)} ms of CPU per MiB pushed and ` +
+      `${rigPerMiB("pull").toFixed(0)} ms per MiB pulled, so even a dedicated two-core box would top out near ` +
+      `${(2000 / rigPerMiB("push")).toFixed(0)} MiB/s push and ${(2000 / rigPerMiB("pull")).toFixed(0)} MiB/s pull (an estimate, not a measurement).`,
+    "",
+    "Within the rig, registry-kit is not cheaper than the store: it hashes every pushed byte (SHA-256), copies it into " +
+      "the S3 driver's part buffers and streams it through web streams twice (request in, S3 out); the store writes a " +
+      "pushed blob twice (part objects on `append`, then a server-side `UploadPartCopy` on `move`) but in native code. " +
+      "On pull, the clients pay for verifying digests. The single-stream ceiling of this radosgw is higher than what the " +
+      "rig reached (test/storage/s3-driver.test.ts: roughly 80 MiB/s write and 100 MiB/s read for one 256 MiB object), " +
+      "so on this machine CPU, not the store's I/O, is the limit. More registry-kit processes pay off when they get their " +
+      "own cores or machines in front of an object store that scales by itself; on one two-core box N > 1 buys " +
+      "availability and rolling restarts, not throughput.",
+  );
+  return out;
+}
+
+function writeSection(text: string): string {
+  const file = join(ROOT, "docs/performance.md");
+  if (!existsSync(file)) {
+    writeFileSync(file, `${text}\n`); // only this section: the rest of the file belongs to the other benchmarks
+    return file;
+  }
+  const current = readFileSync(file, "utf8");
+  const start = current.indexOf(START);
+  const end = current.indexOf(END);
+  const next = start >= 0 && end > start
+    ? current.slice(0, start) + text + current.slice(end + END.length)
+    : `${current.replace(/\n*$/, "\n")}\n${text}\n`;
+  writeFileSync(file, next);
+  return file;
+}
+
+async function main(): Promise<void> {
+  const work = tempDir("scale-bench");
+  let rgw: RgwServer | undefined;
+  const cleanup = async () => {
+    await rgw?.stop();
+    work.remove();
+  };
+  for (const sig of ["SIGINT", "SIGTERM"] as const) {
+    process.once(sig, () => {
+      console.error(`\nbench: ${sig}, stopping`);
+      void cleanup().finally(() => process.exit(130));
+    });
+  }
+  const fromJson = arg("--from-json");
+  if (fromJson) {
+    // re-render the section from a saved run (e.g. after changing the text), without measuring again
+    const saved = JSON.parse(readFileSync(fromJson, "utf8")) as RunInfo & { env: string; results: Result[] };
+    const text = section(saved.results, saved.env, saved);
+    console.log(text);
+    if (WRITE) console.log(`wrote ${writeSection(text)}`);
+    work.remove();
+    return;
+  }
+  try {
+    console.log(`scale-out bench: N = ${BACKENDS.join(", ")}; ${IMAGES} × ${SIZE / MiB} MiB, ${ROUNDS} round(s)`);
+    const images = makeImages(IMAGES, SIZE);
+    rgw = await startRadosgw({ osdBytes: 12 * 1024 * MiB });
+    await rgw.createBucket(BUCKET);
+    const results: Result[] = [];
+    for (const n of BACKENDS) results.push(await runFor(n, rgw, images, work.path));
+    const env = `${cpus().length} × ${cpus()[0]?.model.trim() ?? "CPU"}, ${(totalmem() / 1024 ** 3).toFixed(0)} GiB, Node ${process.version}, nginx + radosgw on the same machine`;
+    const text = section(results, env);
+    console.log(`\n${text}\n`);
+    mkdirSync(join(ROOT, "bench/results"), { recursive: true });
+    writeFileSync(join(ROOT, "bench/results/scale-out.json"), JSON.stringify({ env, date: new Date().toISOString().slice(0, 10), images: IMAGES, size: SIZE, rounds: ROUNDS, results }, null, 2));
+    if (WRITE && !QUICK) console.log(`wrote ${writeSection(text)}`);
+  } finally {
+    await cleanup();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
