@@ -5,6 +5,9 @@
  *
  * @module
  */
+import { streamOf } from "../storage/streams.js";
+
+export { streamOf };
 
 /** An OCI content descriptor. */
 export interface Descriptor {
@@ -83,14 +86,4 @@ export function memoryImageStore(): LocalImageStore & {
       return names.get(name);
     },
   };
-}
-
-/** A one-chunk stream of bytes. */
-export function streamOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
-  return new ReadableStream({
-    start(controller) {
-      if (bytes.byteLength > 0) controller.enqueue(bytes);
-      controller.close();
-    },
-  });
 }

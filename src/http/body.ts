@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { readAll } from "../storage/streams.js";
 
 /** Thrown by {@link readLimited} when a body is larger than allowed. */
 export class BodyTooLargeError extends Error {
@@ -23,30 +24,7 @@ export async function readLimited(request: Request, limit: number): Promise<Uint
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > limit) throw new BodyTooLargeError(limit);
   if (!request.body) return new Uint8Array(0);
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > limit) {
-        await reader.cancel().catch(() => {});
-        throw new BodyTooLargeError(limit);
-      }
-      chunks.push(value);
-    }
-  } finally {
-    reader.releaseLock();
-  }
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
+  return readAll(request.body, limit, () => new BodyTooLargeError(limit));
 }
 
 /** Read a body as UTF-8 text with a size limit (see {@link readLimited}). */

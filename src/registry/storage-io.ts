@@ -6,6 +6,7 @@
  * @module
  */
 import type { StorageDriver } from "../storage/driver.js";
+import { readAll } from "../storage/streams.js";
 import { catalogEntry } from "./layout.js";
 
 const encoder = new TextEncoder();
@@ -18,30 +19,7 @@ const SMALL_OBJECT_LIMIT = 1 << 20;
 export async function readSmall(storage: StorageDriver, key: string, limit = SMALL_OBJECT_LIMIT): Promise<Uint8Array | undefined> {
   const stream = await storage.read(key);
   if (!stream) return undefined;
-  const reader = stream.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > limit) {
-        await reader.cancel();
-        throw new Error(`storage object ${key} is larger than ${limit} bytes`);
-      }
-      chunks.push(value);
-    }
-  } finally {
-    reader.releaseLock();
-  }
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
+  return readAll(stream, limit, () => new Error(`storage object ${key} is larger than ${limit} bytes`));
 }
 
 /** Read a small UTF-8 object. */

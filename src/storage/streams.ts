@@ -98,8 +98,17 @@ export function streamOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
   });
 }
 
-/** Read a whole stream into one `Uint8Array`. For small objects only (manifests, state). */
-export async function readAll(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+/**
+ * Read a whole stream into one `Uint8Array`. For small objects only
+ * (manifests, bookkeeping objects, request bodies with a limit). With
+ * `limit`, the stream is cancelled and `tooLarge()` thrown as soon as more
+ * than `limit` bytes have arrived.
+ */
+export async function readAll(
+  stream: ReadableStream<Uint8Array>,
+  limit = Infinity,
+  tooLarge: () => Error = () => new RangeError(`stream exceeds ${limit} bytes`),
+): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = stream.getReader();
@@ -107,8 +116,12 @@ export async function readAll(stream: ReadableStream<Uint8Array>): Promise<Uint8
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      chunks.push(value);
       size += value.byteLength;
+      if (size > limit) {
+        await reader.cancel().catch(() => {});
+        throw tooLarge();
+      }
+      chunks.push(value);
     }
   } finally {
     reader.releaseLock();
