@@ -212,7 +212,8 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
   };
 }
 
-function openStorage(config: AllInOneConfig): StorageDriver {
+/** The storage driver a configuration names (shared by `serve` and `gc`). */
+export function openStorage(config: Pick<AllInOneConfig, "storage">): StorageDriver {
   const storage = config.storage;
   if (storage.driver === "filesystem") return fsStorage({ root: storage.rootDirectory });
   if (storage.driver === "inmemory") return memoryStorage();
@@ -231,7 +232,7 @@ function openStorage(config: AllInOneConfig): StorageDriver {
 }
 
 /** The storage line of the banner (never credentials). */
-function describeStorage(storage: AllInOneConfig["storage"]): string {
+export function describeStorage(storage: AllInOneConfig["storage"]): string {
   if (storage.driver === "filesystem") return `filesystem ${storage.rootDirectory}`;
   if (storage.driver === "inmemory") return "memory";
   const endpoint = storage.endpoint ?? `https://s3.${storage.region}.amazonaws.com`;

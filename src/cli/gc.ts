@@ -7,7 +7,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { collectGarbage, type GcReport } from "../registry/gc.js";
-import { fsStorage } from "../storage/fs/index.js";
+import { describeStorage, openStorage } from "./all-in-one.js";
 import { parseConfigText, resolveConfig } from "./config.js";
 import type { CliIo } from "./main.js";
 
@@ -45,22 +45,21 @@ export async function gcCommand(args: string[], io: CliIo): Promise<number> {
     io.err(GC_USAGE);
     return 2;
   }
-  let root: string;
+  let config: ReturnType<typeof resolveConfig>["config"];
   try {
     const file = positional[0];
     const document = file === undefined ? undefined : parseConfigText(await readFile(file, "utf8"), file);
-    const { config } = resolveConfig({ document, env: io.env, cwd: io.cwd });
-    if (config.storage.driver !== "filesystem") {
+    ({ config } = resolveConfig({ document, env: io.env, cwd: io.cwd }));
+    if (config.storage.driver === "inmemory") {
       io.err("registry-kit gc: the configured storage is inmemory; there is nothing to collect");
       return 1;
     }
-    root = config.storage.rootDirectory;
   } catch (error) {
     io.err(`registry-kit gc: configuration error: ${error instanceof Error ? error.message : String(error)}`);
     return 1;
   }
 
-  const storage = fsStorage({ root });
+  const storage = openStorage(config);
   let report: GcReport;
   try {
     report = await collectGarbage(storage, { dryRun, removeUntagged, gracePeriodSeconds });
@@ -70,14 +69,14 @@ export async function gcCommand(args: string[], io: CliIo): Promise<number> {
   } finally {
     await storage.close?.();
   }
-  for (const line of reportLines(report, root)) io.out(line);
+  for (const line of reportLines(report, describeStorage(config.storage))) io.out(line);
   return 0;
 }
 
 /** The report as printed: one line per removal, then a summary. */
-export function reportLines(report: GcReport, root: string): string[] {
+export function reportLines(report: GcReport, where: string): string[] {
   const verb = report.dryRun ? "would remove" : "removed";
-  const lines = [`registry-kit gc${report.dryRun ? " (dry run)" : ""}: ${root}`];
+  const lines = [`registry-kit gc${report.dryRun ? " (dry run)" : ""}: ${where}`];
   for (const m of report.manifests.removed) lines.push(`${verb} manifest ${m}`);
   for (const b of report.blobs.removed) lines.push(`${verb} blob ${b}`);
   for (const u of report.uploads.removed) lines.push(`${verb} upload ${u}`);

@@ -80,7 +80,7 @@ describe("registry-kit gc", () => {
 
     const dry = io();
     expect(await main(["gc", "--dry-run"], dry)).toBe(0);
-    expect(dry.lines[0]).toBe(`registry-kit gc (dry run): ${root}`);
+    expect(dry.lines[0]).toBe(`registry-kit gc (dry run): filesystem ${root}`);
     expect(dry.lines).toContain(`would remove blob ${orphan}`);
     expect(dry.lines.at(-1)).toBe("bytes that would be freed: 13 (13 B)");
     expect(await present(blobFile(root, orphan))).toBe(true);
@@ -150,4 +150,33 @@ describe("registry-kit gc", () => {
     expect(out).toContain(`removed blob ${orphan}`);
     expect(out).toContain("bytes freed: 13 (13 B)");
   });
+});
+
+describe("registry-kit gc with storage.s3", () => {
+  it("opens the configured S3 store (not the filesystem): an unreachable endpoint fails the run with exit 1", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "rk-gc-s3-"));
+    try {
+      const file = path.join(dir, "config.yml");
+      await writeFile(file, [
+        "version: 0.1",
+        "storage:",
+        "  s3:",
+        "    bucket: gc-bucket",
+        "    region: us-east-1",
+        "    regionendpoint: http://127.0.0.1:1",
+        "    forcepathstyle: true",
+        "    accesskey: AKIDEXAMPLE",
+        "    secretkey: secret-example-secret-example",
+        "",
+      ].join("\n"));
+      const out = io();
+      const code = await main(["gc", "--dry-run", file], out);
+      expect(code).toBe(1);
+      expect(out.errors.join("\n")).toContain("registry-kit gc: failed");
+      expect(out.errors.join("\n")).not.toContain("inmemory");
+      expect(out.errors.join("\n")).not.toContain("secret-example");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
