@@ -103,8 +103,8 @@ interface Repository {
  *
  * @example
  * ```ts
- * const report = await collectGarbage(storage, { dryRun: true });
- * console.log(`${report.blobs.removed.length} blobs, ${report.bytesFreed} bytes`);
+ * const { blobs, bytesFreed } = await collectGarbage(storage, { dryRun: true });
+ * // blobs.removed lists what a real run would delete; bytesFreed what it would free
  * ```
  */
 export async function collectGarbage(driver: StorageDriver, options: GcOptions = {}): Promise<GcReport> {
