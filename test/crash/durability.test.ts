@@ -55,6 +55,19 @@ describe("fs driver durability", () => {
     expect(await storage.stat("repo/_manifests/tags/v1")).toBeUndefined();
   });
 
+  it("appends are not synced one by one; the move that publishes the object syncs its bytes first", async () => {
+    const storage = fsStorage({ root });
+    await storage.write("uploads/u1/data", new Uint8Array(0));
+    const synced = watchSyncs();
+    await storage.append("uploads/u1/data", new Uint8Array([1, 2]), { expectedSize: 0 });
+    await storage.append("uploads/u1/data", new Uint8Array([3]), { expectedSize: 2 });
+    expect(synced).toEqual([]);
+    await storage.move("uploads/u1/data", "blobs/b1/data");
+    expect(synced[0]).toBe(path.join(root, "uploads", "u1", "data"));
+    expect(synced).toContain(path.join(root, "blobs", "b1"));
+    expect(new Uint8Array(await new Response(await storage.read("blobs/b1/data")).arrayBuffer())).toEqual(new Uint8Array([1, 2, 3]));
+  });
+
   it("no directory sync on delete when fsync is off", async () => {
     const storage = fsStorage({ root, fsync: false });
     await storage.write("x/y", new Uint8Array([1]));

@@ -41,8 +41,14 @@ export interface FsStorageOptions {
   /** The directory that holds the objects. Created when missing. */
   root: string;
   /**
-   * Flush file data and directory entries to disk before a write, append or
-   * move resolves, so that what was acknowledged survives a power loss.
+   * Flush file data and directory entries to disk before a write or move
+   * resolves, so that what was acknowledged survives a power loss. Appended
+   * bytes (an upload being assembled, a temporary until it is moved into
+   * place) are flushed once, by the `move` that publishes them, not by every
+   * append: a power loss before the move can shorten the unfinished object,
+   * which the registry sees by its size (every append passes `expectedSize`,
+   * and the commit checks the size against the signed upload state), so the
+   * client restarts the upload; a moved object is always whole and durable.
    * Default `true`; turn it off only for throw-away data (tests, caches).
    */
   fsync?: boolean;
@@ -273,7 +279,7 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
           }
           wrote = true;
           const size = before + (await writeBody(handle, body, signal));
-          if (sync) await handle.sync();
+          // No fsync here: the bytes become durable at the `move` that publishes them.
           await handle.close();
           handle = undefined;
           if (sync && !existed) await syncDir(path.dirname(file));
@@ -298,6 +304,8 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
       await ready;
       if (!(await isFile(source))) throw new StorageError("not_found", "no object to move");
       if (source === target) return;
+      // Appends are not synced one by one: flush the object's bytes once, before it becomes visible.
+      if (sync) await syncFile(source);
       // A source that vanishes meanwhile surfaces as ENOENT, mapped to "not_found".
       await renameInto(source, target);
       if (sync) await syncDir(path.dirname(source)).catch(() => {});
@@ -481,6 +489,19 @@ function fileStream(handle: FileHandle, start: number, end: number): ReadableStr
     // Pull only when the consumer wants more: one chunk ahead at most.
     { highWaterMark: 1 },
   );
+}
+
+/** fsync a file's data (a no-op cost when nothing is dirty). ENOENT surfaces as "not_found". */
+async function syncFile(file: string): Promise<void> {
+  let handle: FileHandle | undefined;
+  try {
+    handle = await fsp.open(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+    await handle.sync();
+  } catch (error) {
+    throw toStorageError(error, "cannot store");
+  } finally {
+    await handle?.close().catch(() => {});
+  }
 }
 
 async function syncDir(dir: string): Promise<void> {
