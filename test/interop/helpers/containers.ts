@@ -14,9 +14,10 @@
  * Nothing here runs a container: buildah builds `from scratch` with `copy`
  * and `commit`, and podman only pulls, pushes and inspects.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describeRun, requireTool, run, tempDir, type RunResult } from "./process.js";
+import { isolatedToolConfig } from "./tool-config.js";
 
 export interface ContainersSandbox {
   dir: string;
@@ -38,11 +39,7 @@ export function containersSandbox(label = "containers"): ContainersSandbox {
   const buildahBin = requireTool("buildah");
   const podmanBin = requireTool("podman");
   const tmp = tempDir(label);
-  const d = (name: string) => {
-    const p = join(tmp.path, name);
-    mkdirSync(p, { recursive: true, mode: 0o700 });
-    return p;
-  };
+  const { sub: d, authfile, policy, registriesConf } = isolatedToolConfig(tmp.path);
   const root = d("storage");
   const runroot = d("runroot");
   const podmanTmp = d("podman-tmp");
@@ -51,12 +48,6 @@ export function containersSandbox(label = "containers"): ContainersSandbox {
   const bigTmp = d("tmp");
   const ctx = d("context");
 
-  const authfile = join(tmp.path, "auth.json");
-  writeFileSync(authfile, JSON.stringify({ auths: {} }));
-  const policy = join(tmp.path, "policy.json");
-  writeFileSync(policy, JSON.stringify({ default: [{ type: "insecureAcceptAnything" }] }));
-  const registriesConf = join(tmp.path, "registries.conf");
-  writeFileSync(registriesConf, 'unqualified-search-registries = []\nshort-name-mode = "disabled"\n');
   const storageConf = join(tmp.path, "storage.conf");
   writeFileSync(storageConf, `[storage]\ndriver = "vfs"\nrunroot = "${runroot}"\ngraphroot = "${root}"\n`);
   const containersConf = join(tmp.path, "containers.conf");

@@ -19,8 +19,7 @@
  * cache, and repository names are unique per run. Within one test the cache
  * does what it does for users (e.g. it makes the A → B copy use a mount).
  */
-import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { isolatedToolConfig } from "./tool-config.js";
 import { requireTool, run, runOk, tempDir, type RunResult } from "./process.js";
 
 export interface Creds {
@@ -62,11 +61,7 @@ export interface SkopeoSandbox {
 export function skopeoSandbox(): SkopeoSandbox {
   const bin = requireTool("skopeo");
   const tmp = tempDir("skopeo");
-  const d = (name: string) => {
-    const p = join(tmp.path, name);
-    mkdirSync(p, { recursive: true, mode: 0o700 });
-    return p;
-  };
+  const { sub: d, authfile, policy, registriesConf } = isolatedToolConfig(tmp.path);
   const home = d("home");
   const runtime = d("run");
   const config = d("config");
@@ -74,12 +69,6 @@ export function skopeoSandbox(): SkopeoSandbox {
   const cache = d("cache");
   const registriesD = d("registries.d");
   const bigTmp = d("tmp");
-  const authfile = join(tmp.path, "auth.json");
-  writeFileSync(authfile, JSON.stringify({ auths: {} }));
-  const policy = join(tmp.path, "policy.json");
-  writeFileSync(policy, JSON.stringify({ default: [{ type: "insecureAcceptAnything" }] }));
-  const registriesConf = join(tmp.path, "registries.conf");
-  writeFileSync(registriesConf, 'unqualified-search-registries = []\nshort-name-mode = "disabled"\n');
 
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin",
