@@ -1,12 +1,13 @@
 /**
  * Compact JWS (JWT) encoding, signing and signature verification with
- * WebCrypto. Claim checks (iss, aud, exp, access) live in `verifier.ts`.
+ * WebCrypto (signing through `node:crypto` where the runtime has it, see `node-sign.ts`). Claim checks (iss, aud, exp, access) live in `verifier.ts`.
  *
  * @module
  */
 import type { Access } from "./access.js";
 import { algorithmSpec, type JwsAlgorithm } from "./algorithms.js";
 import { b64url, fromB64url, fromUtf8, toArrayBuffer, utf8 } from "./encoding.js";
+import { nodeSign } from "./node-sign.js";
 
 /** A JOSE header. */
 export interface JwtHeader {
@@ -121,8 +122,10 @@ export async function signJwt(payload: object, key: SigningKey, options: SignOpt
   if (key.kid && options.kid !== false) header.kid = key.kid;
   if (key.x5c && key.x5c.length > 0 && options.x5c !== false) header.x5c = key.x5c;
   const signingInput = `${b64url(utf8(JSON.stringify(header)))}.${b64url(utf8(JSON.stringify(payload)))}`;
-  const sig = await crypto.subtle.sign(spec.signParams, key.key, toArrayBuffer(utf8(signingInput)));
-  return `${signingInput}.${b64url(new Uint8Array(sig))}`;
+  const data = utf8(signingInput);
+  // node:crypto on the same key where the runtime has it (same signature, no worker round trip), else WebCrypto.
+  const sig = nodeSign(key.alg, key.key, data) ?? new Uint8Array(await crypto.subtle.sign(spec.signParams, key.key, toArrayBuffer(data)));
+  return `${signingInput}.${b64url(sig)}`;
 }
 
 /** Check the signature of a decoded token with `key`, imported for `alg`. Never throws for a bad signature. */
