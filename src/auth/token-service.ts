@@ -89,12 +89,31 @@ function errorBody(status: number, error: string, details: string, extra?: Heade
   return json(oauth ? { error, error_description: details, details } : { error, details }, status, headers);
 }
 
+let lastSecond = NaN;
+let lastRfc3339 = "";
+
 function rfc3339(seconds: number): string {
-  return new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+  // Tokens issued in the same second share the string.
+  if (seconds !== lastSecond) {
+    lastRfc3339 = new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+    lastSecond = seconds;
+  }
+  return lastRfc3339;
 }
 
+/** Random bytes drawn in blocks (one getRandomValues call per 256 ids); every byte is used once. */
+const ID_BYTES = 16;
+const pool = new Uint8Array(ID_BYTES * 256);
+let poolOffset = pool.length;
+
 function randomId(): string {
-  return b64url(crypto.getRandomValues(new Uint8Array(16)));
+  if (poolOffset === pool.length) {
+    crypto.getRandomValues(pool);
+    poolOffset = 0;
+  }
+  const id = b64url(pool.subarray(poolOffset, poolOffset + ID_BYTES));
+  poolOffset += ID_BYTES;
+  return id;
 }
 
 /** Keep only what was requested: `*` granted becomes the requested actions. */
