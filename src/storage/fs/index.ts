@@ -88,6 +88,7 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
   const sync = options.fsync ?? true;
   const staleTempMs = options.staleTempMs ?? 24 * 60 * 60 * 1000;
   const appendLocks = new Map<string, Promise<unknown>>();
+  const pendingStats = new Map<string, Promise<ObjectInfo | undefined>>();
 
   // Created once; every method waits for it. The sweep of stale temp files runs beside it.
   const ready = fsp.mkdir(tmpDir, { recursive: true }).then(
@@ -182,13 +183,26 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
     async stat(key: string): Promise<ObjectInfo | undefined> {
       const file = pathOf(key);
       await ready;
-      try {
-        const info = await fsp.lstat(file);
-        return info.isFile() ? { size: info.size, modified: info.mtime } : undefined;
-      } catch (error) {
-        if (isMissing(error)) return undefined;
-        throw toStorageError(error, "cannot stat");
+      // Stats of one file asked for in the same turn of the event loop share one lstat,
+      // issued after all of them were asked (setImmediate), so every caller still sees
+      // the file as it is after its call began. Under load (a tag pulled by many clients,
+      // the manifest cache's revalidation) that is one thread-pool round trip, not many.
+      let pending = pendingStats.get(file);
+      if (!pending) {
+        pending = new Promise<ObjectInfo | undefined>((resolve, reject) => {
+          setImmediate(() => {
+            pendingStats.delete(file);
+            fsp.lstat(file).then(
+              (info) => resolve(info.isFile() ? { size: info.size, modified: info.mtime } : undefined),
+              (error: unknown) => (isMissing(error) ? resolve(undefined) : reject(toStorageError(error, "cannot stat"))),
+            );
+          });
+        });
+        pendingStats.set(file, pending);
       }
+      const info = await pending;
+      // Each caller gets its own object (callers may keep or change it).
+      return info && { size: info.size, modified: new Date(info.modified.getTime()) };
     },
 
     async read(key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array> | undefined> {
