@@ -43,15 +43,15 @@ export async function writeResponse(response: Response, res: ServerResponse, met
   if (size <= SMALL_BODY) {
     // A small body of announced size (manifests, JSON, errors): read it whole and
     // send headers and body in one write instead of streaming it chunk by chunk.
-    let bytes: ArrayBuffer;
+    let bytes: Uint8Array;
     try {
-      bytes = await response.arrayBuffer();
+      bytes = await readSmall(body);
     } catch (error) {
       res.destroy();
       throw error;
     }
     writeHead(res, response, raw);
-    res.end(new Uint8Array(bytes));
+    res.end(bytes);
     return;
   }
   writeHead(res, response, raw);
@@ -60,6 +60,31 @@ export async function writeResponse(response: Response, res: ServerResponse, met
 
 /** Bodies up to this size with a `Content-Length` are sent in one write. */
 const SMALL_BODY = 64 * 1024;
+
+/**
+ * Read a small body whole. A body built from bytes or a string arrives as one
+ * chunk, sent as is; cheaper than `response.arrayBuffer()`, which copies it
+ * through undici's body-mixin machinery.
+ */
+async function readSmall(body: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    total += value.byteLength;
+  }
+  if (chunks.length === 1) return chunks[0]!;
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
+}
 
 function writeHead(res: ServerResponse, response: Response, raw: string[]): void {
   if (response.statusText) res.writeHead(response.status, response.statusText, raw);

@@ -68,11 +68,15 @@ export function errorResponse(
   return errorsResponse([{ code, message, detail: options.detail ?? null }], options.status ?? ERROR_STATUS[code], options.headers);
 }
 
+const encoder = new TextEncoder();
+
 /** Build a response carrying several error entries. */
 export function errorsResponse(errors: RegistryErrorEntry[], status: number, headersInit?: HeadersInit): Response {
   const headers = baseHeaders(headersInit);
   headers.set("Content-Type", "application/json; charset=utf-8");
   const body = JSON.stringify({ errors: errors.map((e) => ({ code: e.code, message: e.message, detail: e.detail ?? null })) });
+  // Announced, so adapters can send headers and body in one write (not chunked).
+  headers.set("Content-Length", String(encoder.encode(body).byteLength));
   return new Response(body, { status, headers });
 }
 
