@@ -91,7 +91,17 @@ function writeHead(res: ServerResponse, response: Response, raw: string[]): void
   else res.writeHead(response.status, raw);
 }
 
+/** Size of the two buffers a byte-stream body is read into (see {@link pipeBytes}). */
+const BYOB_CHUNK = 1024 * 1024;
+
 async function pipeBody(body: ReadableStream<Uint8Array>, res: ServerResponse): Promise<void> {
+  let byob: ReadableStreamBYOBReader | undefined;
+  try {
+    byob = body.getReader({ mode: "byob" });
+  } catch {
+    // not a byte stream: read the chunks it hands out
+  }
+  if (byob) return pipeBytes(byob, res);
   const reader = body.getReader();
   let gone = false;
   const onClose = (): void => {
@@ -114,6 +124,57 @@ async function pipeBody(body: ReadableStream<Uint8Array>, res: ServerResponse): 
   } finally {
     res.off("close", onClose);
   }
+}
+
+/**
+ * A byte-stream body (the fs driver's files, undici's bodies) read with a BYOB
+ * reader into two buffers in turn: one is filled while the other is being
+ * written, and a buffer is read into again only after its write has been
+ * handed to the kernel (the write callback). No allocation per chunk, so a
+ * large download leaves no garbage behind; at most two chunks are in memory.
+ */
+async function pipeBytes(reader: ReadableStreamBYOBReader, res: ServerResponse): Promise<void> {
+  let gone = false;
+  const onClose = (): void => {
+    gone = true;
+    reader.cancel().catch(() => {});
+  };
+  res.once("close", onClose);
+  let free = new ArrayBuffer(BYOB_CHUNK);
+  let spare = new ArrayBuffer(BYOB_CHUNK);
+  let inFlight: Promise<void> = Promise.resolve();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read(new Uint8Array(free));
+      if (done || value === undefined) break;
+      // The previous chunk (in `spare`) must be out of our hands before its buffer is read into.
+      await inFlight;
+      if (gone) return;
+      inFlight = written(res, value);
+      free = spare;
+      spare = value.buffer as ArrayBuffer;
+    }
+    await inFlight;
+    if (gone) return;
+    res.end();
+  } catch (error) {
+    res.destroy();
+    if (!gone) throw error;
+  } finally {
+    res.off("close", onClose);
+  }
+}
+
+/** Write `chunk`; resolves once it has been flushed to the socket, or the response is gone. */
+function written(res: ServerResponse, chunk: Uint8Array): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      res.off("close", done);
+      resolve();
+    };
+    res.on("close", done);
+    res.write(chunk, done);
+  });
 }
 
 function drained(res: ServerResponse): Promise<void> {

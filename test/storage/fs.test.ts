@@ -51,6 +51,23 @@ describe("fs driver specifics", () => {
     await rm(root, { recursive: true, force: true });
   });
 
+  it("reads are byte streams: a BYOB reader reusing one small buffer gets exactly the range", async () => {
+    const data = new Uint8Array(3 * MiB + 123).map((_, i) => (i * 7) & 0xff);
+    await store.write("blob", data);
+    const stream = await store.read("blob", { offset: 5, length: 2 * MiB + 7 });
+    const reader = stream!.getReader({ mode: "byob" });
+    const got: number[] = [];
+    let buffer = new ArrayBuffer(64 * 1024);
+    for (;;) {
+      const { done, value } = await reader.read(new Uint8Array(buffer));
+      if (done) break;
+      for (const b of value!) got.push(b);
+      buffer = value!.buffer as ArrayBuffer; // the same memory, handed back
+    }
+    expect(got.length).toBe(2 * MiB + 7);
+    expect(new Uint8Array(got)).toEqual(data.subarray(5, 5 + 2 * MiB + 7));
+  });
+
   /** Every file under root, relative, `/`-separated. */
   async function files(): Promise<string[]> {
     const out: string[] = [];

@@ -461,7 +461,13 @@ async function writeAll(handle: FileHandle, chunks: Uint8Array[]): Promise<void>
   }
 }
 
-/** A pull-based stream over `[start, end)` of an open file; it closes the handle when done or cancelled. */
+/**
+ * A pull-based byte stream over `[start, end)` of an open file; it closes the
+ * handle when done or cancelled. A byte stream, so a consumer with a BYOB
+ * reader (the Node adapter) has each read land in a buffer it reuses;
+ * default readers get a fresh `READ_CHUNK` buffer per read, as before. No
+ * read-ahead: the file is read when the consumer asks.
+ */
 function fileStream(handle: FileHandle, start: number, end: number): ReadableStream<Uint8Array> {
   let position = start;
   let closed = false;
@@ -470,39 +476,43 @@ function fileStream(handle: FileHandle, start: number, end: number): ReadableStr
     closed = true;
     await handle.close().catch(() => {});
   };
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        const want = Math.min(READ_CHUNK, end - position);
-        if (want <= 0) {
-          await close();
-          controller.close();
+  return new ReadableStream({
+    type: "bytes",
+    autoAllocateChunkSize: READ_CHUNK,
+    async pull(controller) {
+      const request = controller.byobRequest;
+      const view = request?.view;
+      // Always present with autoAllocateChunkSize; a fresh buffer otherwise.
+      const target = view ? new Uint8Array(view.buffer, view.byteOffset, view.byteLength) : new Uint8Array(READ_CHUNK);
+      const want = Math.min(target.byteLength, end - position);
+      const finish = async (): Promise<void> => {
+        await close();
+        controller.close();
+        request?.respond(0);
+      };
+      if (want <= 0) {
+        await finish();
+        return;
+      }
+      try {
+        const { bytesRead } = await handle.read(target, 0, want, position);
+        if (bytesRead === 0) {
+          // Truncated under us (only an append's undo does that): end here.
+          await finish();
           return;
         }
-        try {
-          // A fresh buffer per chunk: the consumer owns what it is given.
-          const buffer = new Uint8Array(want);
-          const { bytesRead } = await handle.read(buffer, 0, want, position);
-          if (bytesRead === 0) {
-            // Truncated under us (only an append's undo does that): end here.
-            await close();
-            controller.close();
-            return;
-          }
-          position += bytesRead;
-          controller.enqueue(bytesRead === want ? buffer : buffer.subarray(0, bytesRead));
-        } catch (error) {
-          await close();
-          controller.error(toStorageError(error, "cannot read"));
-        }
-      },
-      async cancel() {
+        position += bytesRead;
+        if (request) request.respond(bytesRead);
+        else controller.enqueue(target.subarray(0, bytesRead));
+      } catch (error) {
         await close();
-      },
+        controller.error(toStorageError(error, "cannot read"));
+      }
     },
-    // Pull only when the consumer wants more: one chunk ahead at most.
-    { highWaterMark: 1 },
-  );
+    async cancel() {
+      await close();
+    },
+  }) as ReadableStream<Uint8Array>;
 }
 
 /** fsync a file's data (a no-op cost when nothing is dirty). ENOENT surfaces as "not_found". */
