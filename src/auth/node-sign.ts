@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { nodeBuiltin } from "../runtime/node-builtin.js";
 import type { JwsAlgorithm } from "./algorithms.js";
 
 interface NodeKeyObject {
@@ -23,21 +24,11 @@ interface NodeCrypto {
   constants: { RSA_PKCS1_PSS_PADDING: number };
 }
 
-let nodeCrypto: NodeCrypto | null | undefined;
-
 function loadNodeCrypto(): NodeCrypto | null {
-  if (nodeCrypto !== undefined) return nodeCrypto;
-  nodeCrypto = null;
-  const proc = (globalThis as { process?: { versions?: { node?: string }; getBuiltinModule?: (id: string) => unknown } }).process;
-  if (proc?.versions?.node && typeof proc.getBuiltinModule === "function") {
-    try {
-      const mod = proc.getBuiltinModule("node:crypto") as Partial<NodeCrypto> | undefined;
-      if (typeof mod?.sign === "function" && typeof mod.KeyObject?.from === "function" && typeof mod.createHmac === "function") nodeCrypto = mod as NodeCrypto;
-    } catch {
-      // not a real node:crypto: WebCrypto it is
-    }
-  }
-  return nodeCrypto;
+  return nodeBuiltin<NodeCrypto>(
+    "node:crypto",
+    (m) => typeof m.sign === "function" && typeof m.KeyObject?.from === "function" && typeof m.createHmac === "function",
+  );
 }
 
 /** The KeyObject behind each CryptoKey (null: Node cannot use it), converted once. */

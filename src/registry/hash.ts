@@ -11,6 +11,7 @@
  */
 import { sha256, sha512 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
+import { nodeBuiltin } from "../runtime/node-builtin.js";
 import type { DigestAlgorithm } from "./digest.js";
 
 /** An incremental hash. `digest()` may be called once, after the last `update`. */
@@ -32,21 +33,8 @@ interface NodeCrypto {
   createHash(algorithm: string): NodeHash;
 }
 
-let nodeCrypto: NodeCrypto | null | undefined;
-
 function loadNodeCrypto(): NodeCrypto | null {
-  if (nodeCrypto !== undefined) return nodeCrypto;
-  nodeCrypto = null;
-  const proc = (globalThis as { process?: { versions?: { node?: string }; getBuiltinModule?: (id: string) => unknown } }).process;
-  if (proc?.versions?.node && typeof proc.getBuiltinModule === "function") {
-    try {
-      const mod = proc.getBuiltinModule("node:crypto") as Partial<NodeCrypto> | undefined;
-      if (typeof mod?.createHash === "function") nodeCrypto = mod as NodeCrypto;
-    } catch {
-      // not a real node:crypto: fall back to JavaScript hashing
-    }
-  }
-  return nodeCrypto;
+  return nodeBuiltin<NodeCrypto>("node:crypto", (m) => typeof m.createHash === "function");
 }
 
 /** Which implementation the registry's hasher uses in this runtime: `node:crypto` when available, else `@noble/hashes`. */
