@@ -103,6 +103,24 @@ async function pipeBody(body: ReadableStream<Uint8Array>, res: ServerResponse): 
   }
   if (byob) return pipeBytes(byob, res);
   const reader = body.getReader();
+  await whileConnected(res, reader, async (gone) => {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (gone()) return;
+      if (!res.write(value)) await drained(res);
+      if (gone()) return;
+    }
+    res.end();
+  });
+}
+
+/**
+ * Run `pump` while the client is connected: when the response closes early the
+ * body is cancelled (and `gone()` turns true), and when the body fails the
+ * socket is destroyed so the client sees a cut transfer, not a short success.
+ */
+async function whileConnected(res: ServerResponse, reader: { cancel(): Promise<void> }, pump: (gone: () => boolean) => Promise<void>): Promise<void> {
   let gone = false;
   const onClose = (): void => {
     gone = true;
@@ -110,14 +128,7 @@ async function pipeBody(body: ReadableStream<Uint8Array>, res: ServerResponse): 
   };
   res.once("close", onClose);
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      if (gone) return;
-      if (!res.write(value)) await drained(res);
-      if (gone) return;
-    }
-    res.end();
+    await pump(() => gone);
   } catch (error) {
     res.destroy();
     if (!gone) throw error;
@@ -134,35 +145,24 @@ async function pipeBody(body: ReadableStream<Uint8Array>, res: ServerResponse): 
  * large download leaves no garbage behind; at most two chunks are in memory.
  */
 async function pipeBytes(reader: ReadableStreamBYOBReader, res: ServerResponse): Promise<void> {
-  let gone = false;
-  const onClose = (): void => {
-    gone = true;
-    reader.cancel().catch(() => {});
-  };
-  res.once("close", onClose);
-  let free = new ArrayBuffer(BYOB_CHUNK);
-  let spare = new ArrayBuffer(BYOB_CHUNK);
-  let inFlight: Promise<void> = Promise.resolve();
-  try {
+  await whileConnected(res, reader, async (gone) => {
+    let free = new ArrayBuffer(BYOB_CHUNK);
+    let spare = new ArrayBuffer(BYOB_CHUNK);
+    let inFlight: Promise<void> = Promise.resolve();
     for (;;) {
       const { done, value } = await reader.read(new Uint8Array(free));
       if (done || value === undefined) break;
       // The previous chunk (in `spare`) must be out of our hands before its buffer is read into.
       await inFlight;
-      if (gone) return;
+      if (gone()) return;
       inFlight = written(res, value);
       free = spare;
       spare = value.buffer as ArrayBuffer;
     }
     await inFlight;
-    if (gone) return;
+    if (gone()) return;
     res.end();
-  } catch (error) {
-    res.destroy();
-    if (!gone) throw error;
-  } finally {
-    res.off("close", onClose);
-  }
+  });
 }
 
 /** Write `chunk`; resolves once it has been flushed to the socket, or the response is gone. */
