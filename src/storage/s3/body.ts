@@ -68,26 +68,37 @@ export class PieceReader {
     const chunks: Uint8Array[] = [];
     let length = 0;
     while (length < this.#partSize) {
-      let chunk = this.#pending;
-      this.#pending = undefined;
-      if (!chunk) {
-        if (this.#done) break;
-        chunk = await this.#read();
-        if (!chunk) {
-          this.#done = true;
-          break;
-        }
-      }
-      if (chunk.byteLength === 0) continue;
-      const room = this.#partSize - length;
-      if (chunk.byteLength > room) {
-        this.#pending = chunk.subarray(room);
-        chunk = chunk.subarray(0, room);
-      }
+      const chunk = await this.#take(this.#partSize - length);
+      if (!chunk) break;
       chunks.push(chunk);
       length += chunk.byteLength;
     }
     return { chunks, length, release: noRelease };
+  }
+
+  /**
+   * The next non-empty chunk of the body, at most `room` bytes (the rest stays
+   * pending for the next call), or `undefined` at the end of the body.
+   */
+  async #take(room: number): Promise<Uint8Array | undefined> {
+    for (;;) {
+      let chunk = this.#pending;
+      this.#pending = undefined;
+      if (!chunk) {
+        if (this.#done) return undefined;
+        chunk = await this.#read();
+        if (!chunk) {
+          this.#done = true;
+          return undefined;
+        }
+      }
+      if (chunk.byteLength === 0) continue;
+      if (chunk.byteLength > room) {
+        this.#pending = chunk.subarray(room);
+        chunk = chunk.subarray(0, room);
+      }
+      return chunk;
+    }
   }
 
   async #nextPooled(): Promise<Piece> {
@@ -95,21 +106,8 @@ export class PieceReader {
     let length = 0;
     try {
       while (length < this.#partSize) {
-        let chunk = this.#pending;
-        this.#pending = undefined;
-        if (!chunk) {
-          if (this.#done) break;
-          chunk = await this.#read();
-          if (!chunk) {
-            this.#done = true;
-            break;
-          }
-        }
-        const room = this.#partSize - length;
-        if (chunk.byteLength > room) {
-          this.#pending = chunk.subarray(room);
-          chunk = chunk.subarray(0, room);
-        }
+        const chunk = await this.#take(this.#partSize - length);
+        if (!chunk) break;
         buffer.set(chunk, length);
         length += chunk.byteLength;
       }
