@@ -135,12 +135,11 @@ describe("client against registry-kit (token flow via msw)", () => {
     expect(back.blobs.get(image.manifest.digest)).toEqual((local as ReturnType<typeof memoryImageStore>).blobs.get(image.manifest.digest));
   });
 
-  it("pulls a public repository anonymously, and is refused a private one", async () => {
+  it("an anonymous client is refused a private repository, and sends no credentials", async () => {
     const alice = createClient();
     await alice.login(REGISTRY, "alice", "Alice-pass-1");
     const local = memoryImageStore();
     await makeImage(local, "v1", [1000]);
-    // alice may not push to public/ (not her namespace); an admin-free setup: push via her namespace, then check refusals.
     await alice.push(`${REGISTRY}/alice/private:v1`, local);
 
     const anonymous = createClient();
