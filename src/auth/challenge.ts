@@ -47,17 +47,19 @@ export function challengeDetail(needed: readonly Access[] | undefined): unknown 
 /**
  * The full 401 response: challenge header, OCI `UNAUTHORIZED` body
  * (`authentication required`), JSON content type and API-version headers.
- * For `HEAD` the body is left off but `Content-Length` still announces it
- * (so the result is a promise).
+ * For `HEAD` the body is left off but `Content-Length` still announces it.
+ * Given the `request` it answers, the response can take its adapter's
+ * in-memory fast lane.
  */
-export async function challengeResponse(challenge: Challenge, method = "GET"): Promise<Response> {
+export async function challengeResponse(challenge: Challenge, method = "GET", request?: Request): Promise<Response> {
+  const head = method.toUpperCase() === "HEAD";
   const response = errorResponse("UNAUTHORIZED", "authentication required", {
     detail: challengeDetail(challenge.needed),
     headers: { "Www-Authenticate": formatChallenge(challenge) },
+    ...(head ? {} : { request }),
   });
-  if (method.toUpperCase() !== "HEAD") return response;
-  const length = (await response.arrayBuffer()).byteLength;
-  const headers = new Headers(response.headers);
-  headers.set("Content-Length", String(length));
-  return new Response(null, { status: 401, headers });
+  if (!head) return response;
+  // errorResponse announced the body's length; keep it, drop the body.
+  await response.body?.cancel();
+  return new Response(null, { status: 401, headers: response.headers });
 }

@@ -257,7 +257,7 @@ export function createTokenAuthorizer(options: TokenAuthorizerOptions): Authoriz
     const token = bearerToken(request.headers.get("authorization"));
     if (token === undefined) {
       log({ level: "info", msg: "authorization token required", method: request.method, url: request.url });
-      return await challengeResponse({ realm, service, needed }, request.method);
+      return await challengeResponse({ realm, service, needed }, request.method, request);
     }
     let verified: VerifiedToken;
     try {
@@ -265,11 +265,11 @@ export function createTokenAuthorizer(options: TokenAuthorizerOptions): Authoriz
     } catch (e) {
       const reason = e instanceof JwtError ? e.message : `token verification failed: ${(e as Error)?.message ?? String(e)}`;
       log({ level: "info", msg: "invalid token", reason, method: request.method, url: request.url });
-      return await challengeResponse({ realm, service, needed, error: "invalid_token" }, request.method);
+      return await challengeResponse({ realm, service, needed, error: "invalid_token" }, request.method, request);
     }
     if (!covers(verified.index, needed)) {
       log({ level: "info", msg: "insufficient scope", subject: verified.subject, method: request.method, url: request.url });
-      return await challengeResponse({ realm, service, needed, error: "insufficient_scope" }, request.method);
+      return await challengeResponse({ realm, service, needed, error: "insufficient_scope" }, request.method, request);
     }
     principals.set(request, verified);
     return undefined;

@@ -17,6 +17,16 @@ const PORT = /^[0-9]{1,5}$/;
  */
 export function parseHost(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
+  // Nearly every request of a server names the same host: check it once.
+  if (value === last.value) return last.host;
+  const host = checkHost(value);
+  last = { value, host };
+  return host;
+}
+
+let last: { value: string | undefined; host: string | undefined } = { value: undefined, host: undefined };
+
+function checkHost(value: string): string | undefined {
   const host = value.trim();
   if (host.length === 0 || host.length > 255) return undefined;
   let name = host;

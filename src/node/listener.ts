@@ -69,9 +69,20 @@ async function handle(
   options: NodeListenerOptions,
 ): Promise<void> {
   const log = options.log ?? silent;
-  const controller = new AbortController();
+  // The signal is made only when a handler asks for it (most never do).
+  let controller: AbortController | undefined;
+  let disconnected = false;
+  const signal = (): AbortSignal => {
+    if (!controller) {
+      controller = new AbortController();
+      if (disconnected) controller.abort(new Error("client disconnected"));
+    }
+    return controller.signal;
+  };
   res.once("close", () => {
-    if (!res.writableFinished) controller.abort(new Error("client disconnected"));
+    if (res.writableFinished) return;
+    disconnected = true;
+    controller?.abort(new Error("client disconnected"));
   });
   let continued = !deferContinue;
   const sendContinue = (): void => {
@@ -81,7 +92,7 @@ async function handle(
   };
   let request: Request;
   try {
-    request = toRequest(req, controller.signal, options, sendContinue);
+    request = toRequest(req, signal, options, sendContinue);
   } catch (error) {
     if (!(error instanceof BadRequestError)) throw error;
     res.shouldKeepAlive = false;

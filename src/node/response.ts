@@ -4,6 +4,7 @@
  * @module
  */
 import type { ServerResponse } from "node:http";
+import { takeInMemoryBody } from "../http/in-memory-response.js";
 
 /**
  * Write `response` to `res`: status, headers (every `Set-Cookie` line kept),
@@ -32,6 +33,14 @@ export async function writeResponse(response: Response, res: ServerResponse, met
   // into one when headers were already set on `res`, e.g. by Express).
   if (cookies) res.setHeader("set-cookie", response.headers.getSetCookie());
 
+  // Bytes a registry-kit handler kept in memory: no stream to read them back through.
+  const inMemory = takeInMemoryBody(response);
+  if (inMemory !== undefined) {
+    writeHead(res, response, raw);
+    if (method === "HEAD" || response.status === 204 || response.status === 304) res.end();
+    else res.end(inMemory);
+    return;
+  }
   const body = response.body;
   if (body === null || method === "HEAD" || response.status === 204 || response.status === 304) {
     await body?.cancel().catch(() => {});

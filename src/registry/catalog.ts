@@ -10,13 +10,13 @@ import { nextLink, pageRequest } from "./pagination.js";
 import { jsonBody } from "./responses.js";
 
 /** List repositories. */
-export async function listCatalog(ctx: RegistryContext, url: URL): Promise<Response> {
+export async function listCatalog(ctx: RegistryContext, request: Request, url: URL): Promise<Response> {
   const { n, last } = pageRequest(url, ctx.listEntries);
-  if (n === 0) return jsonBody({ repositories: [] });
+  if (n === 0) return jsonBody(request, { repositories: [] });
   const page = await ctx.storage.list(CATALOG_PREFIX, last === undefined ? { limit: n } : { after: catalogEntry(last), limit: n });
   const repositories = page.keys.map(catalogName);
   const headers = new Headers();
   const final = repositories[repositories.length - 1];
   if (page.truncated && final !== undefined) headers.set("Link", nextLink("/v2/_catalog", n, final));
-  return jsonBody({ repositories }, 200, headers);
+  return jsonBody(request, { repositories }, 200, headers);
 }

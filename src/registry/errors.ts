@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { inMemoryResponse } from "../http/in-memory-response.js";
 import { baseHeaders } from "./wire.js";
 
 /** Error codes of the OCI distribution-spec (plus Distribution's extras). */
@@ -63,21 +64,24 @@ export interface RegistryErrorEntry {
 export function errorResponse(
   code: ErrorCode,
   message: string,
-  options: { status?: number; detail?: unknown; headers?: HeadersInit } = {},
+  options: { status?: number; detail?: unknown; headers?: HeadersInit; request?: Request } = {},
 ): Response {
-  return errorsResponse([{ code, message, detail: options.detail ?? null }], options.status ?? ERROR_STATUS[code], options.headers);
+  return errorsResponse([{ code, message, detail: options.detail ?? null }], options.status ?? ERROR_STATUS[code], options.headers, options.request);
 }
 
 const encoder = new TextEncoder();
 
-/** Build a response carrying several error entries. */
-export function errorsResponse(errors: RegistryErrorEntry[], status: number, headersInit?: HeadersInit): Response {
+/**
+ * Build a response carrying several error entries. Given the `request` it
+ * answers, the response can take its adapter's in-memory fast lane.
+ */
+export function errorsResponse(errors: RegistryErrorEntry[], status: number, headersInit?: HeadersInit, request?: Request): Response {
   const headers = baseHeaders(headersInit);
   headers.set("Content-Type", "application/json; charset=utf-8");
-  const body = JSON.stringify({ errors: errors.map((e) => ({ code: e.code, message: e.message, detail: e.detail ?? null })) });
+  const body = encoder.encode(JSON.stringify({ errors: errors.map((e) => ({ code: e.code, message: e.message, detail: e.detail ?? null })) }));
   // Announced, so adapters can send headers and body in one write (not chunked).
-  headers.set("Content-Length", String(encoder.encode(body).byteLength));
-  return new Response(body, { status, headers });
+  headers.set("Content-Length", String(body.byteLength));
+  return inMemoryResponse(request, body, { status, headers });
 }
 
 /**
@@ -101,8 +105,8 @@ export class RegistryError extends Error {
     super(message);
   }
 
-  /** The response for this error. */
-  toResponse(): Response {
-    return errorResponse(this.code, this.message, { status: this.status, detail: this.detail, headers: this.headers });
+  /** The response for this error (to `request`, when given: see {@link errorsResponse}). */
+  toResponse(request?: Request): Response {
+    return errorResponse(this.code, this.message, { status: this.status, detail: this.detail, headers: this.headers, request });
   }
 }

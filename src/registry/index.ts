@@ -113,7 +113,7 @@ export function createRegistry(options: RegistryOptions): RegistryHandler {
     try {
       return await handle(ctx, authorize, request);
     } catch (error) {
-      if (error instanceof RegistryError) return error.toResponse();
+      if (error instanceof RegistryError) return error.toResponse(request);
       let path = "";
       try {
         path = new URL(request.url).pathname;
@@ -121,7 +121,7 @@ export function createRegistry(options: RegistryOptions): RegistryHandler {
         // keep the log event even for an unparsable URL
       }
       log({ level: "error", msg: "registry request failed", method: request.method, path, error });
-      return errorResponse("UNKNOWN", "internal server error", { status: 500 });
+      return errorResponse("UNKNOWN", "internal server error", { status: 500, request });
     }
   };
 }
@@ -152,15 +152,15 @@ async function handle(ctx: RegistryContext, authorize: Authorizer, request: Requ
 function dispatch(ctx: RegistryContext, request: Request, url: URL, route: Route, method: string): Promise<Response> {
   switch (route.kind) {
     case "base":
-      return Promise.resolve(jsonBody({}));
+      return Promise.resolve(jsonBody(request, {}));
     case "catalog":
-      return listCatalog(ctx, url);
+      return listCatalog(ctx, request, url);
     case "tags":
-      return listTags(ctx, url, route.name);
+      return listTags(ctx, request, url, route.name);
     case "referrers":
-      return listReferrers(ctx, url, route.name, route.digest);
+      return listReferrers(ctx, request, url, route.name, route.digest);
     case "manifest":
-      if (method === "GET") return getManifest(ctx, route.name, route.reference);
+      if (method === "GET") return getManifest(ctx, request, route.name, route.reference);
       if (method === "HEAD") return headManifest(ctx, route.name, route.reference);
       if (method === "PUT") return putManifest(ctx, request, url, route.name, route.reference);
       return deleteManifest(ctx, route.name, route.reference);

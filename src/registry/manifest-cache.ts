@@ -21,6 +21,8 @@ import type { ManifestMeta } from "./layout.js";
 export interface CachedRevision {
   meta: ManifestMeta;
   bytes: Uint8Array;
+  /** The GET/HEAD response headers, built on first use (they depend only on the revision). */
+  headers?: readonly [string, string][];
 }
 
 const MAX_TAGS = 10_000;

@@ -6,17 +6,18 @@
  * @module
  */
 import { BodyTooLargeError, readLimited } from "../http/body.js";
+import { inMemoryResponse } from "../http/in-memory-response.js";
 import type { RegistryContext } from "./context.js";
 import { parseDigest, tryParseDigest, type Digest } from "./digest.js";
 import { RegistryError } from "./errors.js";
 import { digestBytes } from "./hash.js";
 import { blobData, layerLink, manifestRevision, referrer, tagLink, tagsPrefix, type ManifestMeta } from "./layout.js";
-import { MAX_CACHED_MANIFEST, stampOf } from "./manifest-cache.js";
+import { MAX_CACHED_MANIFEST, stampOf, type CachedRevision } from "./manifest-cache.js";
 import { parseManifest, type ParsedManifest } from "./manifest-document.js";
 import type { Reference } from "./names.js";
 import { absolute, digestHeaders, empty } from "./responses.js";
 import { eachKey, ensureRepository, exists, mapLimited, readJson, readSmall, readText, writeJson, writeText } from "./storage-io.js";
-import { baseHeaders } from "./wire.js";
+import { HEADERS, baseHeaderList, baseHeaders } from "./wire.js";
 
 function manifestUnknown(reference: Reference): RegistryError {
   const detail = reference.kind === "tag" ? { tag: reference.tag } : { digest: reference.digest.value };
@@ -28,6 +29,8 @@ interface Resolved {
   meta: ManifestMeta;
   /** The manifest's bytes, when they came from (or went into) the manifest cache. */
   bytes?: Uint8Array;
+  /** The cache entry, which keeps the response headers once built. */
+  cached?: CachedRevision;
 }
 
 /**
@@ -57,39 +60,45 @@ async function resolve(ctx: RegistryContext, name: string, reference: Reference)
   if (!info) throw manifestUnknown(reference);
   const stamp = stampOf(info);
   const hit = cache.revision(name, digest, stamp);
-  if (hit) return { digest, ...hit };
+  if (hit) return { digest, meta: hit.meta, bytes: hit.bytes, cached: hit };
   const meta = await readJson<ManifestMeta>(ctx.storage, key);
   if (!meta) throw manifestUnknown(reference);
   if (meta.size <= MAX_CACHED_MANIFEST) {
     const bytes = await readSmall(ctx.storage, blobData(digest), MAX_CACHED_MANIFEST);
     if (!bytes) throw manifestUnknown(reference);
-    cache.setRevision(name, digest, { meta, bytes }, stamp);
-    return { digest, meta, bytes };
+    const cached: CachedRevision = { meta, bytes };
+    cache.setRevision(name, digest, cached, stamp);
+    return { digest, meta, bytes, cached };
   }
   return { digest, meta };
 }
 
-function manifestHeaders(digest: Digest, meta: ManifestMeta): Headers {
-  const headers = baseHeaders(digestHeaders(digest.value));
-  headers.set("Content-Type", meta.mediaType);
-  headers.set("Content-Length", String(meta.size));
-  headers.set("ETag", `"${digest.value}"`);
+/** The GET/HEAD headers of a revision; kept in its cache entry (a pulled tag is served many times). */
+function manifestHeaders({ digest, meta, cached }: Resolved): HeadersInit {
+  if (cached?.headers) return cached.headers as [string, string][];
+  const headers: [string, string][] = [
+    ...baseHeaderList,
+    ...HEADERS.contentDigest.map((name): [string, string] => [name, digest.value]),
+    ["Content-Type", meta.mediaType],
+    ["Content-Length", String(meta.size)],
+    ["ETag", `"${digest.value}"`],
+  ];
+  if (cached) cached.headers = headers;
   return headers;
 }
 
 /** `GET /v2/<name>/manifests/<reference>`: the stored bytes, as pushed. */
-export async function getManifest(ctx: RegistryContext, name: string, reference: Reference): Promise<Response> {
-  const { digest, meta, bytes } = await resolve(ctx, name, reference);
-  if (bytes) return new Response(bytes as Uint8Array<ArrayBuffer>, { status: 200, headers: manifestHeaders(digest, meta) });
-  const body = await ctx.storage.read(blobData(digest));
+export async function getManifest(ctx: RegistryContext, request: Request, name: string, reference: Reference): Promise<Response> {
+  const resolved = await resolve(ctx, name, reference);
+  if (resolved.bytes) return inMemoryResponse(request, resolved.bytes, { status: 200, headers: manifestHeaders(resolved) });
+  const body = await ctx.storage.read(blobData(resolved.digest));
   if (!body) throw manifestUnknown(reference);
-  return new Response(body, { status: 200, headers: manifestHeaders(digest, meta) });
+  return new Response(body, { status: 200, headers: manifestHeaders(resolved) });
 }
 
 /** `HEAD /v2/<name>/manifests/<reference>`. */
 export async function headManifest(ctx: RegistryContext, name: string, reference: Reference): Promise<Response> {
-  const { digest, meta } = await resolve(ctx, name, reference);
-  return new Response(null, { status: 200, headers: manifestHeaders(digest, meta) });
+  return new Response(null, { status: 200, headers: manifestHeaders(await resolve(ctx, name, reference)) });
 }
 
 /** Storage round trips in flight while checking references. */

@@ -23,7 +23,7 @@ interface ReferrerDescriptor {
  * List referrers. An unknown subject gets an empty index (200), as the spec
  * asks. At most `limits.listEntries` descriptors are returned.
  */
-export async function listReferrers(ctx: RegistryContext, url: URL, name: string, subject: Digest): Promise<Response> {
+export async function listReferrers(ctx: RegistryContext, request: Request, url: URL, name: string, subject: Digest): Promise<Response> {
   const artifactType = url.searchParams.get("artifactType");
   const manifests: ReferrerDescriptor[] = [];
   for await (const key of eachKey(ctx.storage, referrersPrefix(name, subject))) {
@@ -34,5 +34,5 @@ export async function listReferrers(ctx: RegistryContext, url: URL, name: string
   }
   const headers = new Headers();
   if (artifactType !== null) headers.set("OCI-Filters-Applied", "artifactType");
-  return jsonBody({ schemaVersion: 2, mediaType: MEDIA_TYPES.ociIndex, manifests }, 200, headers, MEDIA_TYPES.ociIndex);
+  return jsonBody(request, { schemaVersion: 2, mediaType: MEDIA_TYPES.ociIndex, manifests }, 200, headers, MEDIA_TYPES.ociIndex);
 }

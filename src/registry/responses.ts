@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { inMemoryResponse } from "../http/in-memory-response.js";
 import { HEADERS, baseHeaders, setPair } from "./wire.js";
 
 /** An empty-bodied registry response with `Content-Length: 0`. */
@@ -13,13 +14,15 @@ export function empty(status: number, headers?: Headers): Response {
   return new Response(null, { status, headers: h });
 }
 
-/** A JSON registry response. */
-export function jsonBody(body: unknown, status = 200, headers?: HeadersInit, contentType = "application/json; charset=utf-8"): Response {
+const encoder = new TextEncoder();
+
+/** A JSON registry response to `request` (which lets it take the adapter's in-memory fast lane). */
+export function jsonBody(request: Request, body: unknown, status = 200, headers?: HeadersInit, contentType = "application/json; charset=utf-8"): Response {
   const h = baseHeaders(headers);
-  const text = JSON.stringify(body);
+  const bytes = encoder.encode(JSON.stringify(body));
   h.set("Content-Type", contentType);
-  h.set("Content-Length", String(new TextEncoder().encode(text).byteLength));
-  return new Response(text, { status, headers: h });
+  h.set("Content-Length", String(bytes.byteLength));
+  return inMemoryResponse(request, bytes, { status, headers: h });
 }
 
 /** Headers with both digest header names set. */

@@ -11,17 +11,17 @@ import { jsonBody } from "./responses.js";
 import { exists } from "./storage-io.js";
 
 /** List the tags of `name`; `NAME_UNKNOWN` (404) when the repository does not exist. */
-export async function listTags(ctx: RegistryContext, url: URL, name: string): Promise<Response> {
+export async function listTags(ctx: RegistryContext, request: Request, url: URL, name: string): Promise<Response> {
   const { n, last } = pageRequest(url, ctx.listEntries);
   if (!(await exists(ctx.storage, catalogEntry(name)))) {
     throw new RegistryError("NAME_UNKNOWN", "repository name not known to registry", 404, { name });
   }
-  if (n === 0) return jsonBody({ name, tags: [] });
+  if (n === 0) return jsonBody(request, { name, tags: [] });
   const prefix = tagsPrefix(name);
   const page = await ctx.storage.list(prefix, last === undefined ? { limit: n } : { after: `${prefix}/${last}`, limit: n });
   const tags = page.keys.map((key) => key.slice(prefix.length + 1));
   const headers = new Headers();
   const final = tags[tags.length - 1];
   if (page.truncated && final !== undefined) headers.set("Link", nextLink(`/v2/${name}/tags/list`, n, final));
-  return jsonBody({ name, tags }, 200, headers);
+  return jsonBody(request, { name, tags }, 200, headers);
 }

@@ -27,11 +27,16 @@ export function setPair(headers: Headers, pair: readonly string[], value: string
   for (const name of pair) headers.set(name, value);
 }
 
-/** Headers every registry response carries. */
+/** The headers every registry response carries, as name/value pairs. */
+export const baseHeaderList: readonly [string, string][] = [
+  ...HEADERS.apiVersion.map((name): [string, string] => [name, API_VERSION]),
+  ["X-Content-Type-Options", "nosniff"],
+];
+
+/** Headers every registry response carries, over `init`. */
 export function baseHeaders(init?: HeadersInit): Headers {
   const headers = new Headers(init);
-  setPair(headers, HEADERS.apiVersion, API_VERSION);
-  headers.set("X-Content-Type-Options", "nosniff");
+  for (const [name, value] of baseHeaderList) headers.set(name, value);
   return headers;
 }
 

@@ -128,8 +128,13 @@ export class StorageError extends Error {
   }
 }
 
-const SEGMENT = /^[A-Za-z0-9._@:+=-]+$/;
 const MAX_SEGMENT = 255;
+
+/** Characters a key segment may hold: `A-Z a-z 0-9 . _ @ : + = -`. */
+const ALLOWED = new Uint8Array(128);
+for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._@:+=-") ALLOWED[c.charCodeAt(0)] = 1;
+const SLASH = 0x2f;
+const DOT = 0x2e;
 
 /**
  * Reject keys that could escape a driver's root or confuse it: empty keys,
@@ -143,11 +148,27 @@ export function assertValidKey(key: string): void {
   if (typeof key !== "string" || key.length === 0 || key.length > 1024) {
     throw new StorageError("invalid_key", "storage key must be 1 to 1024 characters");
   }
-  for (const segment of key.split("/")) {
-    if (segment === "" || segment === "." || segment === ".." || segment.length > MAX_SEGMENT || !SEGMENT.test(segment)) {
-      throw new StorageError("invalid_key", "storage key has an invalid segment");
+  if (!isValidKey(key)) throw new StorageError("invalid_key", "storage key has an invalid segment");
+}
+
+/** Whether `key` passes {@link assertValidKey}. */
+export function isValidKey(key: string): boolean {
+  if (typeof key !== "string" || key.length === 0 || key.length > 1024) return false;
+  // One pass over the characters (this runs on every storage call): each
+  // segment is 1..255 allowed characters and neither "." nor "..".
+  let start = 0;
+  for (let i = 0; i <= key.length; i++) {
+    const c = i === key.length ? SLASH : key.charCodeAt(i);
+    if (c !== SLASH) {
+      if (c >= 128 || ALLOWED[c] !== 1) return false;
+      continue;
     }
+    const length = i - start;
+    if (length === 0 || length > MAX_SEGMENT) return false;
+    if (key.charCodeAt(start) === DOT && (length === 1 || (length === 2 && key.charCodeAt(start + 1) === DOT))) return false;
+    start = i + 1;
   }
+  return true;
 }
 
 /**

@@ -16,6 +16,14 @@ describe("parseHost", () => {
   ])("accepts %j", (value, expected) => {
     expect(parseHost(value)).toBe(expected);
   });
+  it("answers a repeated value as the first time (valid or not)", () => {
+    for (let i = 0; i < 3; i++) {
+      expect(parseHost("Repeat.Example:5000")).toBe("repeat.example:5000");
+      expect(parseHost("Repeat.Example:5000")).toBe("repeat.example:5000");
+      expect(parseHost("bad host")).toBeUndefined();
+      expect(parseHost("bad host")).toBeUndefined();
+    }
+  });
   it.each(["", " ", "a b", "a@b", "a/b", "a?b", "a#b", "[zz]", "a:", "a:99999", "a:-1", ":80", "-a", "a\\b", "[::1", undefined])(
     "refuses %j",
     (value) => {
@@ -65,6 +73,38 @@ describe("serve", () => {
     expect((await reply).text).toBe("finished");
     await closed;
     running = undefined;
+  });
+
+  it("gives a handler that first reads request.signal after the client left an aborted signal", async () => {
+    let resolveSeen!: (aborted: boolean) => void;
+    const seen = new Promise<boolean>((r) => (resolveSeen = r));
+    running = await serve(async (request) => {
+      await new Promise((r) => setTimeout(r, 300));
+      resolveSeen(request.signal.aborted);
+      return new Response("late");
+    });
+    const socket = await rawConnect(running.url);
+    socket.write(`GET /slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+    await new Promise((r) => setTimeout(r, 50));
+    socket.destroy();
+    expect(await seen).toBe(true);
+  });
+
+  it("gives a handler that reads request.signal early one that aborts when the client leaves", async () => {
+    let resolveSeen!: (aborted: boolean) => void;
+    const seen = new Promise<boolean>((r) => (resolveSeen = r));
+    running = await serve(async (request) => {
+      const signal = request.signal;
+      expect(signal.aborted).toBe(false);
+      await new Promise<void>((r) => signal.addEventListener("abort", () => r()));
+      resolveSeen(signal.aborted);
+      return new Response("gone");
+    });
+    const socket = await rawConnect(running.url);
+    socket.write(`GET /slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+    await new Promise((r) => setTimeout(r, 50));
+    socket.destroy();
+    expect(await seen).toBe(true);
   });
 
   it("toNodeListener reports handler failures to the log hook", async () => {

@@ -25,6 +25,7 @@ import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import {
   StorageError,
+  isValidKey,
   type AppendOptions,
   type ByteRange,
   type ListOptions,
@@ -105,6 +106,9 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
 
   /** The path of a key. Keys are validated by `checked`; this is defence in depth. */
   function pathOf(key: string): string {
+    // A valid key (no empty, "." or ".." segments) is already a normal relative path:
+    // joined as is on POSIX; resolved (and re-checked) elsewhere or when it is not valid.
+    if (path.sep === "/" && isValidKey(key)) return `${inside}${key}`;
     const full = path.resolve(root, ...key.split("/"));
     if (!full.startsWith(inside)) throw new StorageError("invalid_key", "storage key escapes the root");
     return full;

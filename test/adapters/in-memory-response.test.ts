@@ -1,0 +1,169 @@
+/**
+ * The in-memory fast lane between handlers and the Node adapter: an
+ * InMemoryResponse must behave as `new Response(bytes, init)` to everyone but
+ * the adapter, and handlers only build one for requests the adapter marked.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  InMemoryResponse,
+  inMemoryResponse,
+  markInMemoryReader,
+  takeInMemoryBody,
+} from "../../src/http/in-memory-response.js";
+import { serve, type RunningServer } from "../../src/node/index.js";
+import { createRegistry } from "../../src/registry/index.js";
+import { memoryStorage } from "../../src/storage/memory/index.js";
+import { pushImage } from "../registry/helpers.js";
+
+const text = '{"hello":"wörld ✓"}';
+const bytes = new TextEncoder().encode(text);
+const init = (): ResponseInit => ({ status: 201, statusText: "Made", headers: { "content-type": "application/json", "x-a": "1" } });
+const both = (): [Response, Response] => [new InMemoryResponse(bytes.slice(), init()), new Response(bytes.slice(), init())];
+
+describe("InMemoryResponse reads like a Response", () => {
+  it.each(["text", "json", "arrayBuffer", "bytes", "blob"] as const)("%s() gives what a plain Response gives", async (method) => {
+    const [fast, plain] = both();
+    const norm = async (v: unknown): Promise<unknown> => {
+      if (v instanceof Blob) return { type: v.type, text: await v.text() };
+      if (v instanceof ArrayBuffer) return [...new Uint8Array(v)];
+      if (v instanceof Uint8Array) return [...v];
+      return v;
+    };
+    const call = (r: Response): Promise<unknown> => (method === "bytes" ? r.arrayBuffer().then((b) => new Uint8Array(b)) : (r[method] as () => Promise<unknown>).call(r));
+    expect(await norm(await call(fast))).toEqual(await norm(await call(plain)));
+    expect(fast.bodyUsed).toBe(true);
+    await expect(fast.text()).rejects.toThrow(TypeError);
+    await expect(plain.text()).rejects.toThrow(TypeError);
+  });
+
+  it("keeps status, statusText, headers and ok of a plain Response", () => {
+    const [fast, plain] = both();
+    expect([fast.status, fast.statusText, fast.ok, [...fast.headers]]).toEqual([plain.status, plain.statusText, plain.ok, [...plain.headers]]);
+    expect(fast).toBeInstanceOf(Response);
+  });
+
+  it("hands out a body stream with the bytes, and then cannot be read again", async () => {
+    const fast = new InMemoryResponse(bytes, init());
+    expect(fast.bodyUsed).toBe(false);
+    const body = fast.body;
+    expect(fast.body).toBe(body); // the same stream every time
+    expect(await new Response(body).text()).toBe(text);
+    expect(fast.bodyUsed).toBe(true);
+    await expect(fast.text()).rejects.toThrow(TypeError);
+  });
+
+  it("reads through the stream when body was taken but not yet read", async () => {
+    const fast = new InMemoryResponse(bytes, init());
+    void fast.body;
+    expect(await fast.text()).toBe(text);
+  });
+
+  it("can be re-wrapped by middleware: new Response(r.body, r)", async () => {
+    const fast = new InMemoryResponse(bytes, init());
+    const wrapped = new Response(fast.body, fast);
+    expect(wrapped.status).toBe(201);
+    expect(await wrapped.text()).toBe(text);
+  });
+
+  it("clones before and after the stream was taken", async () => {
+    const a = new InMemoryResponse(bytes, init());
+    const b = a.clone();
+    expect(await a.text()).toBe(text);
+    expect(await b.text()).toBe(text);
+    const c = new InMemoryResponse(bytes, init());
+    void c.body;
+    const d = c.clone();
+    expect(await d.text()).toBe(text);
+    expect(await c.text()).toBe(text);
+    const used = new InMemoryResponse(bytes, init());
+    await used.text();
+    expect(() => used.clone()).toThrow(TypeError);
+  });
+
+  it("never hands out or lets anyone change the bytes it was given", async () => {
+    const source = bytes.slice();
+    const fast = new InMemoryResponse(source, init());
+    const copy = new Uint8Array(await fast.clone().arrayBuffer());
+    copy.fill(0);
+    const reader = fast.body.getReader();
+    const { value } = await reader.read();
+    value!.fill(0);
+    expect(source).toEqual(bytes);
+  });
+
+  it("formData() parses a form body", async () => {
+    const form = new InMemoryResponse(new TextEncoder().encode("a=1&b=two"), { headers: { "content-type": "application/x-www-form-urlencoded" } });
+    const data = await form.formData();
+    expect([data.get("a"), data.get("b")]).toEqual(["1", "two"]);
+  });
+});
+
+describe("takeInMemoryBody", () => {
+  it("gives the adapter the bytes once, and nothing for other responses", () => {
+    const fast = new InMemoryResponse(bytes, init());
+    expect(takeInMemoryBody(fast)).toBe(bytes);
+    expect(takeInMemoryBody(fast)).toBeUndefined();
+    expect(fast.bodyUsed).toBe(true);
+    expect(takeInMemoryBody(new Response(bytes))).toBeUndefined();
+  });
+
+  it("gives nothing once someone took the body stream (it is theirs to read)", () => {
+    const fast = new InMemoryResponse(bytes, init());
+    void fast.body;
+    expect(takeInMemoryBody(fast)).toBeUndefined();
+  });
+});
+
+describe("inMemoryResponse", () => {
+  it("builds a plain Response unless the request's adapter reads in-memory bodies", async () => {
+    const plainRequest = new Request("http://x/");
+    const plain = inMemoryResponse(plainRequest, text, init());
+    expect(plain).not.toBeInstanceOf(InMemoryResponse);
+    expect(await plain.text()).toBe(text);
+    expect(inMemoryResponse(undefined, bytes, init())).not.toBeInstanceOf(InMemoryResponse);
+    const marked = new Request("http://x/");
+    markInMemoryReader(marked);
+    const fast = inMemoryResponse(marked, text, init());
+    expect(fast).toBeInstanceOf(InMemoryResponse);
+    expect(await fast.text()).toBe(text);
+  });
+});
+
+describe("through the Node adapter", () => {
+  let running: RunningServer | undefined;
+  afterEach(async () => {
+    await running?.close(500);
+    running = undefined;
+  });
+
+  it("serves manifests, errors and listings whole, directly and through wrapping middleware", async () => {
+    const registry = createRegistry({ storage: memoryStorage(), uploadSecret: "s" });
+    const image = await pushImage(registry, "app", "v1");
+    const mediaType = "application/vnd.oci.image.manifest.v1+json";
+    const manifestBytes = new TextEncoder().encode(image.manifest);
+    const seen: string[] = [];
+    // A wrapper that re-wraps every response, as logging or header middleware does.
+    const wrapped = async (request: Request): Promise<Response> => {
+      const response = await registry(request);
+      seen.push(response.constructor.name);
+      return new URL(request.url).searchParams.has("wrap") ? new Response(response.body, response) : response;
+    };
+    running = await serve(wrapped);
+    for (const query of ["", "?wrap=1"]) {
+      const manifest = await fetch(`${running.url}/v2/app/manifests/v1${query}`, { headers: { accept: mediaType } });
+      expect(manifest.status).toBe(200);
+      expect(new Uint8Array(await manifest.arrayBuffer())).toEqual(manifestBytes);
+      expect(manifest.headers.get("content-length")).toBe(String(manifestBytes.byteLength));
+      const missing = await fetch(`${running.url}/v2/app/manifests/nope${query}`);
+      expect(missing.status).toBe(404);
+      expect(((await missing.json()) as { errors: { code: string }[] }).errors[0]!.code).toBe("MANIFEST_UNKNOWN");
+      const tags = await fetch(`${running.url}/v2/app/tags/list${query}`);
+      expect(await tags.json()).toEqual({ name: "app", tags: ["v1"] });
+      const head = await fetch(`${running.url}/v2/app/manifests/v1${query}`, { method: "HEAD", headers: { accept: mediaType } });
+      expect(head.headers.get("content-length")).toBe(String(manifestBytes.byteLength));
+      expect((await head.arrayBuffer()).byteLength).toBe(0);
+    }
+    // The fast lane was taken: the handler saw requests marked by the adapter.
+    expect(seen).toContain("InMemoryResponse");
+  });
+});
