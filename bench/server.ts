@@ -22,10 +22,21 @@
  */
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { createTokenAuthorizer } from "../src/auth/index.js";
-import { serve } from "../src/node/index.js";
-import { createRegistry } from "../src/registry/index.js";
-import { fsStorage } from "../src/storage/fs/index.js";
+import { pathToFileURL } from "node:url";
+import type * as AuthModule from "../src/auth/index.js";
+import type * as NodeModule from "../src/node/index.js";
+import type * as RegistryModule from "../src/registry/index.js";
+import type * as FsModule from "../src/storage/fs/index.js";
+
+// The library as users run it: the build in RK_BENCH_LIB (bench/run.ts builds it
+// with tsup), or the TypeScript sources when that is not set.
+const lib = process.env.RK_BENCH_LIB;
+const load = async <T>(sub: string): Promise<T> =>
+  (await import(lib ? pathToFileURL(`${lib}/${sub}/index.js`).href : `../src/${sub}/index.js`)) as T;
+const { createTokenAuthorizer } = await load<typeof AuthModule>("auth");
+const { serve } = await load<typeof NodeModule>("node");
+const { createRegistry } = await load<typeof RegistryModule>("registry");
+const { fsStorage } = await load<typeof FsModule>("storage/fs");
 
 interface BenchServerConfig {
   root: string;
