@@ -9,7 +9,8 @@
  * The config (written by bench/run.ts) names the storage root, the port and
  * the `auth.token` block (realm, service, issuer, rootcertbundle path), the
  * same values Distribution gets in its config.yml. With `"hello": true` it is
- * instead the bare `node:http` hello-world used as the machine's ceiling.
+ * instead the bare `node:http` hello-world used as the machine's ceiling, and
+ * with `"tokens"` the token service alone (for the issuance rates).
  *
  * Why compose rather than run `registry-kit serve`: the all-in-one server
  * also mounts the token service and the users API and writes an access log
@@ -33,7 +34,7 @@ import type * as FsModule from "../src/storage/fs/index.js";
 const lib = process.env.RK_BENCH_LIB;
 const load = async <T>(sub: string): Promise<T> =>
   (await import(lib ? pathToFileURL(`${lib}/${sub}/index.js`).href : `../src/${sub}/index.js`)) as T;
-const { createTokenAuthorizer } = await load<typeof AuthModule>("auth");
+const { aclPolicy, createTokenAuthorizer, createTokenService, pemKeys } = await load<typeof AuthModule>("auth");
 const { serve } = await load<typeof NodeModule>("node");
 const { createRegistry } = await load<typeof RegistryModule>("registry");
 const { fsStorage } = await load<typeof FsModule>("storage/fs");
@@ -45,6 +46,8 @@ interface BenchServerConfig {
   fsync?: boolean;
   auth?: { realm: string; service: string; issuer: string; rootcertbundle: string };
   hello?: boolean;
+  /** Serve only the token service, signing with this key (PEM files), anonymous pulls of `bench/*` allowed. */
+  tokens?: { service: string; issuer: string; privateKey: string; certificate: string };
 }
 
 const config = JSON.parse(readFileSync(process.argv[2]!, "utf8")) as BenchServerConfig;
@@ -62,6 +65,18 @@ if (config.hello) {
     server.close(() => resolve());
     server.closeAllConnections();
   });
+} else if (config.tokens) {
+  const t = config.tokens;
+  const service = createTokenService({
+    issuer: t.issuer,
+    service: t.service,
+    keys: pemKeys({ privateKey: readFileSync(t.privateKey, "utf8"), certificate: readFileSync(t.certificate, "utf8") }),
+    policy: aclPolicy([{ match: { type: "repository", name: "bench/*" }, actions: ["pull"] }]),
+    x5c: false,
+  });
+  const running = await serve(service, { host: "127.0.0.1", port: config.port });
+  console.log(`listening ${running.url}`);
+  stop = () => running.close(2_000);
 } else {
   const registry = createRegistry({
     storage: fsStorage({ root: config.root, fsync: config.fsync ?? true }),

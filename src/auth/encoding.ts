@@ -19,9 +19,24 @@ export function fromUtf8(bytes: Uint8Array): string {
   return decoder.decode(bytes);
 }
 
+interface BufferLike {
+  from(data: ArrayBufferLike, offset: number, length: number): { toString(encoding: "base64url"): string };
+  from(data: string, encoding: "utf8"): { toString(encoding: "base64url"): string };
+}
+
+/** The runtime's `Buffer` (Node, Bun) when it has one: its base64url is native code, several times faster. */
+const NativeBuffer = (globalThis as { Buffer?: BufferLike }).Buffer;
+
 /** base64url without padding (RFC 7515 §2). */
-export function b64url(bytes: ArrayLike<number>): string {
+export function b64url(bytes: Uint8Array): string {
+  if (NativeBuffer) return NativeBuffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64url");
   return base64url.stringify(bytes, { pad: false });
+}
+
+/** base64url (unpadded) of the UTF-8 bytes of `text`. */
+export function b64urlText(text: string): string {
+  if (NativeBuffer) return NativeBuffer.from(text, "utf8").toString("base64url");
+  return b64url(utf8(text));
 }
 
 const B64URL_CHARS = /^[A-Za-z0-9_-]*$/;

@@ -6,7 +6,7 @@
  */
 import type { Access } from "./access.js";
 import { algorithmSpec, type JwsAlgorithm } from "./algorithms.js";
-import { b64url, fromB64url, fromUtf8, toArrayBuffer, utf8 } from "./encoding.js";
+import { b64url, b64urlText, fromB64url, fromUtf8, toArrayBuffer, utf8 } from "./encoding.js";
 import { nodeSign } from "./node-sign.js";
 
 /** A JOSE header. */
@@ -114,17 +114,36 @@ export interface SignOptions {
   header?: Record<string, unknown>;
 }
 
+/**
+ * The encoded header of each key, with and without `x5c` / `kid`: a token
+ * service signs every token with the same few (an `x5c` chain is kilobytes).
+ */
+const encodedHeaders = new WeakMap<SigningKey, Map<string, string>>();
+
+function encodedHeader(key: SigningKey, options: SignOptions): string {
+  const build = (): string => {
+    const header: Record<string, unknown> = { typ: "JWT", ...options.header, alg: key.alg };
+    if (key.kid && options.kid !== false) header.kid = key.kid;
+    if (key.x5c && key.x5c.length > 0 && options.x5c !== false) header.x5c = key.x5c;
+    return b64urlText(JSON.stringify(header));
+  };
+  if (options.header) return build();
+  let byFlags = encodedHeaders.get(key);
+  if (!byFlags) encodedHeaders.set(key, (byFlags = new Map()));
+  const flags = `${options.kid !== false}${options.x5c !== false}`;
+  let encoded = byFlags.get(flags);
+  if (encoded === undefined) byFlags.set(flags, (encoded = build()));
+  return encoded;
+}
+
 /** Sign `payload` as a compact JWS with header `{typ:"JWT", alg, kid, x5c}`. */
 export async function signJwt(payload: object, key: SigningKey, options: SignOptions = {}): Promise<string> {
   const spec = algorithmSpec(key.alg);
   if (!spec) throw new Error(`unsupported algorithm ${String(key.alg)}`);
-  const header: Record<string, unknown> = { typ: "JWT", ...options.header, alg: key.alg };
-  if (key.kid && options.kid !== false) header.kid = key.kid;
-  if (key.x5c && key.x5c.length > 0 && options.x5c !== false) header.x5c = key.x5c;
-  const signingInput = `${b64url(utf8(JSON.stringify(header)))}.${b64url(utf8(JSON.stringify(payload)))}`;
+  const signingInput = `${encodedHeader(key, options)}.${b64urlText(JSON.stringify(payload))}`;
   const data = utf8(signingInput);
-  // node:crypto on the same key where the runtime has it (same signature, no worker round trip), else WebCrypto.
-  const sig = nodeSign(key.alg, key.key, data) ?? new Uint8Array(await crypto.subtle.sign(spec.signParams, key.key, toArrayBuffer(data)));
+  // node:crypto on the same key where the runtime has it (see node-sign.ts), else WebCrypto.
+  const sig = (await nodeSign(key.alg, key.key, data)) ?? new Uint8Array(await crypto.subtle.sign(spec.signParams, key.key, toArrayBuffer(data)));
   return `${signingInput}.${b64url(sig)}`;
 }
 

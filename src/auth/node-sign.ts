@@ -1,10 +1,19 @@
 /**
- * A synchronous `node:crypto` signer for JWS, used by {@link signJwt} when
- * the runtime has it (Node, and runtimes exposing `process.getBuiltinModule`).
- * WebCrypto's `sign` hops to a worker thread and back through promises, which
- * for ES256 costs more than the signature itself and for RS256 adds about a
- * tenth; `node:crypto.sign` on the same key (`KeyObject.from(cryptoKey)`)
- * produces the same signatures in the caller's thread. Like `hash.ts`, the
+ * A `node:crypto` signer for JWS, used by {@link signJwt} when the runtime
+ * has it (Node, and runtimes exposing `process.getBuiltinModule`), on the
+ * same key (`KeyObject.from(cryptoKey)`), so the signatures are the same.
+ *
+ * - EC, EdDSA and HMAC sign in the caller's thread: a signature costs tens
+ *   of microseconds, less than WebCrypto's hop to a worker thread and back.
+ * - RSA (RS*, PS*) signs on libuv's thread pool (`sign(…, callback)`): an
+ *   RSA-2048 signature takes ~0.7 ms, which in the caller's thread would
+ *   stall every other request of the server for as long, and leave the
+ *   machine's other cores idle while tokens queue. Off the event loop, a
+ *   server's requests run beside the signatures, and concurrent token
+ *   requests are signed on every core (the pool's threads also keep
+ *   OpenSSL's tables in their own caches).
+ *
+ * Like `hash.ts`, the
  * built-in is reached at run time, so the core compiles and bundles without
  * Node; anywhere else (or for a key Node cannot take) it returns `undefined`
  * and the caller uses WebCrypto.
@@ -17,9 +26,11 @@ import type { JwsAlgorithm } from "./algorithms.js";
 interface NodeKeyObject {
   readonly type: string;
 }
+type SignKey = NodeKeyObject | { key: NodeKeyObject; [option: string]: unknown };
 interface NodeCrypto {
   KeyObject: { from(key: CryptoKey): NodeKeyObject };
-  sign(algorithm: string | null, data: Uint8Array, key: NodeKeyObject | { key: NodeKeyObject; [option: string]: unknown }): Uint8Array;
+  sign(algorithm: string | null, data: Uint8Array, key: SignKey): Uint8Array;
+  sign(algorithm: string | null, data: Uint8Array, key: SignKey, callback: (error: Error | null, signature: Uint8Array) => void): void;
   createHmac(algorithm: string, key: NodeKeyObject): { update(data: Uint8Array): { digest(): Uint8Array } };
   constants: { RSA_PKCS1_PSS_PADDING: number };
 }
@@ -49,11 +60,17 @@ function keyObjectOf(native: NodeCrypto, key: CryptoKey): NodeKeyObject | null {
 
 const HASH: Record<string, string> = { "256": "sha256", "384": "sha384", "512": "sha512" };
 
+/** RSA signing on the thread pool (see the module comment). */
+function signOffThread(native: NodeCrypto, hash: string, data: Uint8Array, key: SignKey): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => native.sign(hash, data, key, (error, signature) => (error ? reject(error) : resolve(signature))));
+}
+
 /**
- * Sign `data` with `key` for `alg` through `node:crypto`, or `undefined` when
- * that is not available here (the caller then uses WebCrypto).
+ * Sign `data` with `key` for `alg` through `node:crypto` (RSA on the thread
+ * pool, so a promise), or `undefined` when that is not available here (the
+ * caller then uses WebCrypto).
  */
-export function nodeSign(alg: JwsAlgorithm, key: CryptoKey, data: Uint8Array): Uint8Array | undefined {
+export function nodeSign(alg: JwsAlgorithm, key: CryptoKey, data: Uint8Array): Uint8Array | Promise<Uint8Array> | undefined {
   const native = loadNodeCrypto();
   if (!native) return undefined;
   const ko = keyObjectOf(native, key);
@@ -61,10 +78,10 @@ export function nodeSign(alg: JwsAlgorithm, key: CryptoKey, data: Uint8Array): U
   const hash = HASH[alg.slice(2)];
   switch (alg.slice(0, 2)) {
     case "RS":
-      return ko.type === "private" ? native.sign(hash!, data, ko) : undefined;
+      return ko.type === "private" ? signOffThread(native, hash!, data, ko) : undefined;
     case "PS":
       return ko.type === "private"
-        ? native.sign(hash!, data, { key: ko, padding: native.constants.RSA_PKCS1_PSS_PADDING, saltLength: Number(alg.slice(2)) / 8 })
+        ? signOffThread(native, hash!, data, { key: ko, padding: native.constants.RSA_PKCS1_PSS_PADDING, saltLength: Number(alg.slice(2)) / 8 })
         : undefined;
     case "ES":
       return ko.type === "private" ? native.sign(hash!, data, { key: ko, dsaEncoding: "ieee-p1363" }) : undefined;

@@ -83,10 +83,10 @@ const NO_STORE = { "cache-control": "no-store", pragma: "no-cache" };
  * An error answer: `{error, details}` (what Docker clients and skopeo print);
  * OAuth2 POST answers also carry RFC 6749's `error_description`.
  */
-function errorBody(status: number, error: string, details: string, extra?: HeadersInit, oauth = false): Response {
+function errorBody(request: Request, status: number, error: string, details: string, extra?: HeadersInit, oauth = false): Response {
   const headers = new Headers(extra);
   for (const [k, v] of Object.entries(NO_STORE)) headers.set(k, v);
-  return json(oauth ? { error, error_description: details, details } : { error, details }, status, headers);
+  return json(oauth ? { error, error_description: details, details } : { error, details }, status, headers, request);
 }
 
 let lastSecond = NaN;
@@ -211,7 +211,7 @@ export function createTokenService(options: TokenServiceOptions): (request: Requ
     return { caller };
   }
 
-  async function issue(req: TokenRequest, caller: Principal | undefined, service: string): Promise<Response> {
+  async function issue(request: Request, req: TokenRequest, caller: Principal | undefined, service: string): Promise<Response> {
     const granted = clip(await policy(caller, req.scopes), req.scopes);
     const key = await options.keys.signingKey();
     const iat = Math.floor(now() / 1000);
@@ -249,12 +249,12 @@ export function createTokenService(options: TokenServiceOptions): (request: Requ
       granted: granted.length,
       clientId: req.clientId,
     });
-    return json(body, 200, NO_STORE);
+    return json(body, 200, NO_STORE, request);
   }
 
   return async (request) => {
     const method = request.method.toUpperCase();
-    const fail: Fail = (status, error, details, headers) => errorBody(status, error, details, headers, method === "POST");
+    const fail: Fail = (status, error, details, headers) => errorBody(request, status, error, details, headers, method === "POST");
     let req: ReturnType<typeof parseTokenQuery>;
     if (method === "GET" || method === "HEAD") {
       req = parseTokenQuery(new URL(request.url).searchParams, maxScopes);
@@ -276,7 +276,7 @@ export function createTokenService(options: TokenServiceOptions): (request: Requ
     try {
       const who = await authenticate(req, request, fail);
       if (who instanceof Response) return who;
-      return await issue(req, who.caller, service);
+      return await issue(request, req, who.caller, service);
     } catch (e) {
       log({ level: "error", msg: "token service failure", error: (e as Error)?.message ?? String(e) });
       return fail(500, "server_error", "the token could not be issued");

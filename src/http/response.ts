@@ -3,12 +3,21 @@
  *
  * @module
  */
+import { inMemoryResponse } from "./in-memory-response.js";
 
-/** A JSON response with the given status and extra headers. */
-export function json(body: unknown, status = 200, headers?: HeadersInit): Response {
+const encoder = new TextEncoder();
+
+/**
+ * A JSON response with the given status and extra headers, with its
+ * `Content-Length`. Given the `request` it answers, it can take the
+ * adapter's in-memory fast lane (see in-memory-response.ts).
+ */
+export function json(body: unknown, status = 200, headers?: HeadersInit, request?: Request): Response {
   const h = new Headers(headers);
   if (!h.has("content-type")) h.set("content-type", "application/json; charset=utf-8");
-  return new Response(JSON.stringify(body), { status, headers: h });
+  const bytes = encoder.encode(JSON.stringify(body));
+  h.set("content-length", String(bytes.byteLength));
+  return inMemoryResponse(request, bytes, { status, headers: h });
 }
 
 /** 405 Method Not Allowed with the `Allow` header. */
