@@ -262,6 +262,27 @@ describe("fs driver specifics", () => {
     expect(text.match(/\[\d\d\]/g)).toHaveLength(20);
   });
 
+  it("appends past the early-sync size (background fdatasync) keep every byte, and the object can be moved or removed at once", async () => {
+    const chunk = new Uint8Array(16 * 1024 * 1024).map((_, i) => i % 251);
+    const { createHash } = await import("node:crypto");
+    const hash = createHash("sha256");
+    for (let i = 0; i < 5; i++) {
+      chunk[0] = i;
+      hash.update(chunk);
+      expect(await store.append("up/big", chunk.slice(), { expectedSize: i * chunk.length })).toBe((i + 1) * chunk.length);
+    }
+    // A background sync may still run: moving (which fsyncs again) must not wait on or trip over it.
+    await store.move("up/big", "blobs/big");
+    expect(createHash("sha256").update(await readFile(path.join(root, "blobs/big"))).digest("hex")).toBe(hash.digest("hex"));
+    // Appends that start a background sync, then the upload removed at once: no stray errors.
+    for (let i = 0; i < 5; i++) await store.append("gone/data", chunk, { expectedSize: i * chunk.length });
+    await store.deletePrefix("gone");
+    for (let i = 0; i < 5; i++) await store.append("gone2/data", chunk, { expectedSize: i * chunk.length });
+    await store.delete("gone2/data");
+    expect(await store.stat("gone/data")).toBeUndefined();
+    expect(await store.stat("gone2/data")).toBeUndefined();
+  });
+
   it("a root that cannot be created fails every call with a StorageError", async () => {
     await writeFile(path.join(root, "plain-file"), "x");
     const broken = checked(fsStorage({ root: path.join(root, "plain-file", "sub") }));

@@ -171,6 +171,28 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
   }
 
   /** Run `task` after every earlier task for `key` in this process has finished. */
+  // Appends are not fsynced one by one (the `move` that publishes an upload does it), so
+  // a chunked upload would leave the whole object for that last fsync to flush while the
+  // client waits. Instead, every EARLY_SYNC bytes appended to a file start a background
+  // fdatasync of it, not awaited by the append: the writeback overlaps the next chunks.
+  const appendedSinceSync = new Map<string, number>();
+  const syncingFiles = new Set<string>();
+  function afterAppend(file: string, bytes: number): void {
+    if (!sync) return;
+    const total = (appendedSinceSync.get(file) ?? 0) + bytes;
+    if (total < EARLY_SYNC || syncingFiles.has(file)) {
+      appendedSinceSync.set(file, total);
+      return;
+    }
+    appendedSinceSync.set(file, 0);
+    syncingFiles.add(file);
+    // Best effort: the file may be moved or deleted meanwhile, and durability never depends on it.
+    void syncFile(file, true)
+      .catch(() => {})
+      .finally(() => syncingFiles.delete(file));
+  }
+  const forgetAppends = (file: string): void => void appendedSinceSync.delete(file);
+
   async function withAppendLock<T>(key: string, task: () => Promise<T>): Promise<T> {
     const previous = appendLocks.get(key) ?? Promise.resolve();
     const run = previous.then(task, task);
@@ -302,6 +324,7 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
           // No fsync here: the bytes become durable at the `move` that publishes them.
           await handle.close();
           handle = undefined;
+          afterAppend(file, size - before);
           if (sync && !existed) await syncDir(path.dirname(file));
           return size;
         } catch (error) {
@@ -324,6 +347,7 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
       await ready;
       if (!(await isFile(source))) throw new StorageError("not_found", "no object to move");
       if (source === target) return;
+      forgetAppends(source);
       // Appends are not synced one by one: flush the object's bytes once, before it becomes visible.
       if (sync) await syncFile(source);
       // A source that vanishes meanwhile surfaces as ENOENT, mapped to "not_found".
@@ -338,6 +362,7 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
       try {
         const info = await fsp.lstat(file);
         if (info.isDirectory()) return; // a prefix, not an object
+        forgetAppends(file);
         await fsp.unlink(file);
       } catch (error) {
         if (isMissing(error) || errno(error) === "EISDIR" || errno(error) === "EPERM") return;
@@ -355,6 +380,7 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
         try {
           const info = await fsp.lstat(dir);
           if (!info.isDirectory()) return; // an object named like the prefix is not under it
+          for (const file of appendedSinceSync.keys()) if (file.startsWith(dir + path.sep)) forgetAppends(file);
           await fsp.rm(dir, { recursive: true, force: true });
           break;
         } catch (error) {
@@ -539,11 +565,12 @@ function fileStream(handle: FileHandle, start: number, end: number): ReadableStr
 }
 
 /** fsync a file's data (a no-op cost when nothing is dirty). ENOENT surfaces as "not_found". */
-async function syncFile(file: string): Promise<void> {
+/** fsync `file` (fdatasync with `dataOnly`: the bytes, not the metadata). */
+async function syncFile(file: string, dataOnly = false): Promise<void> {
   let handle: FileHandle | undefined;
   try {
     handle = await fsp.open(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
-    await handle.sync();
+    await (dataOnly ? handle.datasync() : handle.sync());
   } catch (error) {
     throw toStorageError(error, "cannot store");
   } finally {
