@@ -30,23 +30,53 @@ export function markInMemoryReader(request: Request): void {
 
 const decoder = new TextDecoder(); // strips a UTF-8 BOM, as Response.text() does
 
+/** What the adapter takes from an {@link InMemoryResponse}. */
+export interface InMemoryBody {
+  /** The body. */
+  bytes: Uint8Array;
+  /**
+   * The headers as given to the constructor, when nobody has read
+   * `response.headers` (which could have changed them); else `undefined` and
+   * the adapter reads `response.headers`.
+   */
+  headers?: Iterable<readonly [string, string]>;
+}
+
 /** A `Response` whose body is a byte array held in memory (see the module comment). */
 export class InMemoryResponse extends Response {
   #bytes: Uint8Array;
   #stream: ReadableStream<Uint8Array<ArrayBuffer>> | undefined;
   #used = false;
+  /** The headers given, until `headers` is first read (then they are in the real Headers). */
+  #headerInit: Iterable<readonly [string, string]> | undefined;
 
-  /** `bytes` are never modified nor handed out: readers get copies. */
+  /**
+   * `bytes` are never modified nor handed out: readers get copies. The
+   * headers go into the Response's `Headers` only when someone reads
+   * `headers`: the adapter writes them as given.
+   */
   constructor(bytes: Uint8Array, init: ResponseInit) {
-    super(null, init);
+    super(null, { status: init.status, ...(init.statusText !== undefined ? { statusText: init.statusText } : {}) });
     this.#bytes = bytes;
+    const h = init.headers;
+    this.#headerInit = h === undefined ? [] : h instanceof Headers || Array.isArray(h) ? (h as Iterable<[string, string]>) : Object.entries(h);
+  }
+
+  override get headers(): Headers {
+    const headers = super.headers;
+    if (this.#headerInit) {
+      const given = this.#headerInit;
+      this.#headerInit = undefined;
+      for (const [name, value] of given) headers.append(name, value);
+    }
+    return headers;
   }
 
   /** The adapter's direct read; `undefined` once the body has been read or exposed as a stream. */
-  take(): Uint8Array | undefined {
+  take(): InMemoryBody | undefined {
     if (this.#used || this.#stream) return undefined;
     this.#used = true;
-    return this.#bytes;
+    return this.#headerInit ? { bytes: this.#bytes, headers: this.#headerInit } : { bytes: this.#bytes };
   }
 
   override get body(): ReadableStream<Uint8Array<ArrayBuffer>> {
@@ -123,9 +153,10 @@ export function inMemoryResponse(request: Request | undefined, body: Uint8Array 
 const encoder = new TextEncoder();
 
 /**
- * The body bytes of an {@link InMemoryResponse} not yet read by anyone, for an
- * adapter to write directly; `undefined` for any other response.
+ * The body bytes (and untouched headers) of an {@link InMemoryResponse} not
+ * yet read by anyone, for an adapter to write directly; `undefined` for any
+ * other response.
  */
-export function takeInMemoryBody(response: Response): Uint8Array | undefined {
+export function takeInMemoryBody(response: Response): InMemoryBody | undefined {
   return response instanceof InMemoryResponse ? response.take() : undefined;
 }

@@ -46,11 +46,12 @@ export function toRequest(
   onFirstBodyPull?: () => void,
 ): Request {
   const method = req.method ?? "GET";
-  const headers = new Headers();
+  // Name/value pairs, not a Headers object: the Request copies whatever it is given.
+  const headers: [string, string][] = [];
   const raw = req.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i] as string;
-    if (!name.startsWith(":")) headers.append(name, raw[i + 1] as string);
+    if (name.charCodeAt(0) !== 0x3a /* ":" */) headers.push([name, raw[i + 1] as string]);
   }
   const url = requestUrl(req, options);
   // A request has a body only when it says so (HTTP/1.1 framing): no stream for an empty POST or DELETE.

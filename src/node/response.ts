@@ -17,32 +17,19 @@ import { takeInMemoryBody } from "../http/in-memory-response.js";
  * for the caller to log.
  */
 export async function writeResponse(response: Response, res: ServerResponse, method: string): Promise<void> {
-  // One flat [name, value, ...] list for writeHead: cheaper than a setHeader per header.
-  const raw: string[] = [];
-  let cookies = false;
-  let length: string | undefined;
-  for (const [name, value] of response.headers) {
-    if (name === "set-cookie") {
-      cookies = true;
-      continue;
-    }
-    if (name === "content-length") length = value;
-    raw.push(name, value);
-  }
-  // Every Set-Cookie line kept (as an array: writeHead's list would collapse them
-  // into one when headers were already set on `res`, e.g. by Express).
-  if (cookies) res.setHeader("set-cookie", response.headers.getSetCookie());
-
-  // Bytes a registry-kit handler kept in memory: no stream to read them back through.
+  const bodiless = method === "HEAD" || response.status === 204 || response.status === 304;
+  // Bytes a registry-kit handler kept in memory: no stream to read them back through,
+  // and headers nobody touched are written as the handler gave them.
   const inMemory = takeInMemoryBody(response);
-  if (inMemory !== undefined) {
+  const { raw, length } = inMemory?.headers ? { raw: flat(inMemory.headers), length: undefined } : headerList(response, res);
+  if (inMemory) {
     writeHead(res, response, raw);
-    if (method === "HEAD" || response.status === 204 || response.status === 304) res.end();
-    else res.end(inMemory);
+    if (bodiless) res.end();
+    else res.end(inMemory.bytes);
     return;
   }
   const body = response.body;
-  if (body === null || method === "HEAD" || response.status === 204 || response.status === 304) {
+  if (body === null || bodiless) {
     await body?.cancel().catch(() => {});
     writeHead(res, response, raw);
     res.end();
@@ -65,6 +52,34 @@ export async function writeResponse(response: Response, res: ServerResponse, met
   }
   writeHead(res, response, raw);
   await pipeBody(body, res);
+}
+
+/**
+ * The response's headers as one flat [name, value, ...] list for writeHead
+ * (cheaper than a setHeader per header), and its Content-Length. Every
+ * Set-Cookie line is kept, set apart as an array: writeHead's list would
+ * collapse them into one when headers were already set on `res` (Express).
+ */
+function headerList(response: Response, res: ServerResponse): { raw: string[]; length: string | undefined } {
+  const raw: string[] = [];
+  let cookies = false;
+  let length: string | undefined;
+  for (const [name, value] of response.headers) {
+    if (name === "set-cookie") {
+      cookies = true;
+      continue;
+    }
+    if (name === "content-length") length = value;
+    raw.push(name, value);
+  }
+  if (cookies) res.setHeader("set-cookie", response.headers.getSetCookie());
+  return { raw, length };
+}
+
+function flat(pairs: Iterable<readonly [string, string]>): string[] {
+  const raw: string[] = [];
+  for (const [name, value] of pairs) raw.push(name, value);
+  return raw;
 }
 
 /** Bodies up to this size with a `Content-Length` are sent in one write. */

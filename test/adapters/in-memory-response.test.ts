@@ -101,10 +101,22 @@ describe("InMemoryResponse reads like a Response", () => {
 describe("takeInMemoryBody", () => {
   it("gives the adapter the bytes once, and nothing for other responses", () => {
     const fast = new InMemoryResponse(bytes, init());
-    expect(takeInMemoryBody(fast)).toBe(bytes);
+    const taken = takeInMemoryBody(fast);
+    expect(taken?.bytes).toBe(bytes);
+    expect([...taken!.headers!]).toEqual(Object.entries(init().headers!));
     expect(takeInMemoryBody(fast)).toBeUndefined();
     expect(fast.bodyUsed).toBe(true);
     expect(takeInMemoryBody(new Response(bytes))).toBeUndefined();
+  });
+
+  it("leaves the headers to the Response once someone read them (they may have changed)", () => {
+    const fast = new InMemoryResponse(bytes, init());
+    fast.headers.set("x-a", "changed");
+    const taken = takeInMemoryBody(fast);
+    expect(taken?.bytes).toBe(bytes);
+    expect(taken?.headers).toBeUndefined();
+    expect(fast.headers.get("x-a")).toBe("changed");
+    expect(fast.headers.get("content-type")).toBe("application/json");
   });
 
   it("gives nothing once someone took the body stream (it is theirs to read)", () => {
@@ -146,7 +158,9 @@ describe("through the Node adapter", () => {
     const wrapped = async (request: Request): Promise<Response> => {
       const response = await registry(request);
       seen.push(response.constructor.name);
-      return new URL(request.url).searchParams.has("wrap") ? new Response(response.body, response) : response;
+      const url = new URL(request.url);
+      if (url.searchParams.has("mark")) response.headers.set("x-marked", "yes");
+      return url.searchParams.has("wrap") ? new Response(response.body, response) : response;
     };
     running = await serve(wrapped);
     for (const query of ["", "?wrap=1"]) {
@@ -163,6 +177,11 @@ describe("through the Node adapter", () => {
       expect(head.headers.get("content-length")).toBe(String(manifestBytes.byteLength));
       expect((await head.arrayBuffer()).byteLength).toBe(0);
     }
+    // A header a middleware set on an in-memory response is sent.
+    const marked = await fetch(`${running.url}/v2/app/manifests/v1?mark=1`, { headers: { accept: mediaType } });
+    expect(marked.headers.get("x-marked")).toBe("yes");
+    expect(marked.headers.get("docker-content-digest")).toBe(image.digest);
+    expect(new Uint8Array(await marked.arrayBuffer())).toEqual(manifestBytes);
     // The fast lane was taken: the handler saw requests marked by the adapter.
     expect(seen).toContain("InMemoryResponse");
   });
