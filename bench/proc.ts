@@ -4,7 +4,7 @@
  * and failures), RSS/CPU sampling from /proc, and running wrk/curl/dd.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { accessSync, constants, readFileSync } from "node:fs";
+import { accessSync, constants, readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { delimiter, join } from "node:path";
 
@@ -185,6 +185,25 @@ export function cpuOf(pid: number): number {
   } catch {
     return 0;
   }
+}
+
+/** Child pids of `pid` (from /proc/<pid>/task/<tid>/children). */
+function childrenOf(pid: number): number[] {
+  try {
+    const out: number[] = [];
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const text = readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").trim();
+      if (text) out.push(...text.split(/\s+/).map(Number));
+    }
+    return out;
+  } catch {
+    return [];
+  }
+}
+
+/** CPU seconds of `pid` and every process below it (a node:cluster primary and its workers). */
+export function cpuOfTree(pid: number): number {
+  return cpuOf(pid) + childrenOf(pid).reduce((sum, child) => sum + cpuOfTree(child), 0);
 }
 
 /** Samples VmRSS every `everyMs` while running; `stop()` gives baseline, peak and CPU used. */

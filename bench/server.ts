@@ -21,6 +21,7 @@
  * Prints one line `listening <url>` on stdout when ready; exits on SIGTERM/SIGINT
  * or when its parent goes away (stdin closes).
  */
+import cluster from "node:cluster";
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { pathToFileURL } from "node:url";
@@ -46,6 +47,12 @@ interface BenchServerConfig {
   fsync?: boolean;
   auth?: { realm: string; service: string; issuer: string; rootcertbundle: string };
   hello?: boolean;
+  /**
+   * Run this many registry processes on the one port (node:cluster: the primary
+   * accepts, the workers serve), as a deployment that uses every core would.
+   * Default 1: this process serves.
+   */
+  workers?: number;
   /** Serve only the token service, signing with this key (PEM files), anonymous pulls of `bench/*` allowed. */
   tokens?: { service: string; issuer: string; privateKey: string; certificate: string };
 }
@@ -65,6 +72,14 @@ if (config.hello) {
     server.close(() => resolve());
     server.closeAllConnections();
   });
+} else if ((config.workers ?? 1) > 1 && cluster.isPrimary) {
+  // The primary only forks and accepts; each worker runs this file with the same config.
+  const workers = Array.from({ length: config.workers! }, () => cluster.fork());
+  await Promise.all(workers.map((w) => new Promise<void>((resolve) => w.once("listening", () => resolve()))));
+  console.log(`listening http://127.0.0.1:${config.port}`);
+  stop = async () => {
+    await Promise.all(workers.map((w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : (w.once("exit", () => resolve()), w.kill("SIGTERM"))))));
+  };
 } else if (config.tokens) {
   const t = config.tokens;
   const service = createTokenService({
