@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { readsRequestBasics } from "../http/request-basics.js";
 
 /**
  * One resource and the actions wanted on (or granted for) it, as in the
@@ -48,4 +49,4 @@ export type CredentialCheck = (username: string, password: string) => Promise<Pr
 export type Authorizer = (request: Request, needed: Access[]) => Promise<Response | undefined>;
 
 /** The default authorizer: lets everything through. */
-export const allowAll: Authorizer = async () => undefined;
+export const allowAll: Authorizer = readsRequestBasics(async () => undefined);

@@ -8,6 +8,7 @@
  */
 import { BodyTooLargeError, readLimitedText } from "../http/body.js";
 import { silent, type LogHook } from "../http/log.js";
+import { readsRequestBasics } from "../http/request-basics.js";
 import { json } from "../http/response.js";
 import type { Access, CredentialCheck, Principal } from "./access.js";
 import { parseBasic } from "./credentials.js";
@@ -252,7 +253,8 @@ export function createTokenService(options: TokenServiceOptions): (request: Requ
     return json(body, 200, NO_STORE, request);
   }
 
-  return async (request) => {
+  // Reads the method, URL, Authorization and the POST form only: the Node adapter may give it a light request.
+  return readsRequestBasics(async (request: Request): Promise<Response> => {
     const method = request.method.toUpperCase();
     const fail: Fail = (status, error, details, headers) => errorBody(request, status, error, details, headers, method === "POST");
     let req: ReturnType<typeof parseTokenQuery>;
@@ -281,5 +283,5 @@ export function createTokenService(options: TokenServiceOptions): (request: Requ
       log({ level: "error", msg: "token service failure", error: (e as Error)?.message ?? String(e) });
       return fail(500, "server_error", "the token could not be issued");
     }
-  };
+  });
 }

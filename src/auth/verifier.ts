@@ -14,6 +14,7 @@ import { decodeJwt, JwtError, verifySignature, type TokenClaims } from "./jwt.js
 import { checkHmacSecret, importHmacSecret, type KeyProvider } from "./keys.js";
 import { covers, indexAccess, type AccessIndex } from "./scope.js";
 import { LruCache } from "./token-cache.js";
+import { readsRequestBasics } from "../http/request-basics.js";
 
 /** Where a verifier finds the keys it trusts: exactly one of these (or `hmacSecret` alone). */
 export interface TrustOptions {
@@ -253,7 +254,7 @@ export function createTokenAuthorizer(options: TokenAuthorizerOptions): Authoriz
   const verifier = createTokenVerifier({ ...options, audience: options.service });
   const { realm, service } = options;
 
-  return async (request, needed) => {
+  return readsRequestBasics<Authorizer>(async (request, needed) => {
     const token = bearerToken(request.headers.get("authorization"));
     if (token === undefined) {
       log({ level: "info", msg: "authorization token required", method: request.method, url: request.url });
@@ -273,5 +274,5 @@ export function createTokenAuthorizer(options: TokenAuthorizerOptions): Authoriz
     }
     principals.set(request, verified);
     return undefined;
-  };
+  });
 }

@@ -25,6 +25,7 @@ import {
 import { pemKeysFromFiles } from "../auth/keys.node.js";
 import type { Authorizer } from "../auth/access.js";
 import { silent, type LogHook } from "../http/log.js";
+import { readsRequestBasics } from "../http/request-basics.js";
 import { createRegistry } from "../registry/index.js";
 import type { StorageDriver } from "../storage/driver.js";
 import { fsStorage } from "../storage/fs/index.js";
@@ -191,6 +192,8 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
       : new Response(NOT_FOUND, { status: 404, headers: { "content-type": "application/json; charset=utf-8" } });
     return extraHeaders.length > 0 ? withHeaders(response, extraHeaders) : response;
   };
+  // Every route is registry-kit's own and reads only the basics of a request.
+  readsRequestBasics(handler);
 
   return {
     handler,

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { readsRequestBasics } from "../http/request-basics.js";
 import { readFile } from "node:fs/promises";
 import { serve, type RunningServer } from "../node/index.js";
 import { attachAccessLog } from "./access-log.js";
@@ -81,7 +82,8 @@ async function run(config: AllInOneConfig, io: CliIo): Promise<number | undefine
   try {
     // Bind first so that port 0 and the default realm know the real port.
     server = await serve(
-      (request) => (app ? app.handler(request) : Promise.resolve(new Response("starting", { status: 503 }))),
+      // Forwards to the all-in-one handler, which reads only the basics of a request.
+      readsRequestBasics((request: Request) => (app ? app.handler(request) : Promise.resolve(new Response("starting", { status: 503 })))),
       { host: config.http.host, port: config.http.port, trustProxy: config.http.trustProxy, log },
     );
   } catch (error) {

@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { silent, type LogHook } from "../http/log.js";
+import { onlyReadsRequestBasics } from "../http/request-basics.js";
 import { BadRequestError, toRequest, type RequestOptions } from "./request.js";
 import { writeResponse } from "./response.js";
 
@@ -36,8 +37,9 @@ export interface NodeListeners {
 /** Build both listeners for `handler`; {@link serve} installs both. */
 export function createNodeListeners(handler: FetchHandler, options: NodeListenerOptions = {}): NodeListeners {
   const log = options.log ?? silent;
+  const basicsOnly = onlyReadsRequestBasics(handler);
   const run = (req: IncomingMessage, res: ServerResponse, deferContinue: boolean): void => {
-    handle(handler, req, res, deferContinue, options).catch((error: unknown) => {
+    handle(handler, req, res, deferContinue, options, basicsOnly).catch((error: unknown) => {
       log({ level: "error", msg: "node adapter failure", error: String(error) });
       if (!res.headersSent) sendError(res, 500, "internal server error");
       else res.destroy();
@@ -67,6 +69,7 @@ async function handle(
   res: ServerResponse,
   deferContinue: boolean,
   options: NodeListenerOptions,
+  basicsOnly: boolean,
 ): Promise<void> {
   const log = options.log ?? silent;
   // The signal is made only when a handler asks for it (most never do).
@@ -92,7 +95,7 @@ async function handle(
   };
   let request: Request;
   try {
-    request = toRequest(req, signal, options, sendContinue);
+    request = toRequest(req, signal, options, sendContinue, basicsOnly);
   } catch (error) {
     if (!(error instanceof BadRequestError)) throw error;
     res.shouldKeepAlive = false;

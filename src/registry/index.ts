@@ -13,6 +13,7 @@
  */
 import { allowAll, type Authorizer } from "../auth/access.js";
 import { silent, type LogHook } from "../http/log.js";
+import { onlyReadsRequestBasics, readsRequestBasics } from "../http/request-basics.js";
 import { checked, type StorageDriver } from "../storage/driver.js";
 import { neededAccess, type MountRequest } from "./access.js";
 import { deleteBlob, getBlob, headBlob } from "./blobs.js";
@@ -109,7 +110,7 @@ export function createRegistry(options: RegistryOptions): RegistryHandler {
   };
   const authorize = options.authorize ?? allowAll;
 
-  return async (request) => {
+  const registry: RegistryHandler = async (request) => {
     try {
       return await handle(ctx, authorize, request);
     } catch (error) {
@@ -124,6 +125,8 @@ export function createRegistry(options: RegistryOptions): RegistryHandler {
       return errorResponse("UNKNOWN", "internal server error", { status: 500, request });
     }
   };
+  // The registry reads only the basics of a request; so does its authorizer when it is registry-kit's own.
+  return onlyReadsRequestBasics(authorize) ? readsRequestBasics(registry) : registry;
 }
 
 async function handle(ctx: RegistryContext, authorize: Authorizer, request: Request): Promise<Response> {
