@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { readsRequestBasics } from "../http/request-basics.js";
 import { readFile } from "node:fs/promises";
+import { readsRequestBasics } from "../http/request-basics.js";
 import { serve, type RunningServer } from "../node/index.js";
 import { attachAccessLog } from "./access-log.js";
 import { createAllInOne, type AllInOne } from "./all-in-one.js";

@@ -143,14 +143,9 @@ export class InMemoryResponse extends Response {
  * A response with `body` for `request`: an {@link InMemoryResponse} when the
  * request's adapter reads those, a plain `Response` otherwise.
  */
-export function inMemoryResponse(request: Request | undefined, body: Uint8Array | string, init: ResponseInit): Response {
-  if (request && readers.has(request)) {
-    return new InMemoryResponse(typeof body === "string" ? encoder.encode(body) : body, init);
-  }
-  return new Response(body as BodyInit, init);
+export function inMemoryResponse(request: Request | undefined, body: Uint8Array, init: ResponseInit): Response {
+  return request && readers.has(request) ? new InMemoryResponse(body, init) : new Response(body as Uint8Array<ArrayBuffer>, init);
 }
-
-const encoder = new TextEncoder();
 
 /**
  * The body bytes (and untouched headers) of an {@link InMemoryResponse} not

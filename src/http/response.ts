@@ -13,11 +13,19 @@ const encoder = new TextEncoder();
  * adapter's in-memory fast lane (see in-memory-response.ts).
  */
 export function json(body: unknown, status = 200, headers?: HeadersInit, request?: Request): Response {
-  const h = new Headers(headers);
-  if (!h.has("content-type")) h.set("content-type", "application/json; charset=utf-8");
+  return jsonResponse(body, status, new Headers(headers), request);
+}
+
+/**
+ * {@link json} on headers the caller built for this response (they are
+ * completed in place, not copied): `Content-Type` when absent, and the
+ * announced `Content-Length`, so adapters send headers and body in one write.
+ */
+export function jsonResponse(body: unknown, status: number, headers: Headers, request?: Request): Response {
+  if (!headers.has("content-type")) headers.set("content-type", "application/json; charset=utf-8");
   const bytes = encoder.encode(JSON.stringify(body));
-  h.set("content-length", String(bytes.byteLength));
-  return inMemoryResponse(request, bytes, { status, headers: h });
+  headers.set("content-length", String(bytes.byteLength));
+  return inMemoryResponse(request, bytes, { status, headers });
 }
 
 /** 405 Method Not Allowed with the `Allow` header. */

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { inMemoryResponse } from "../http/in-memory-response.js";
+import { jsonResponse } from "../http/response.js";
 import { baseHeaders } from "./wire.js";
 
 /** Error codes of the OCI distribution-spec (plus Distribution's extras). */
@@ -69,8 +69,6 @@ export function errorResponse(
   return errorsResponse([{ code, message, detail: options.detail ?? null }], options.status ?? ERROR_STATUS[code], options.headers, options.request);
 }
 
-const encoder = new TextEncoder();
-
 /**
  * Build a response carrying several error entries. Given the `request` it
  * answers, the response can take its adapter's in-memory fast lane.
@@ -78,10 +76,8 @@ const encoder = new TextEncoder();
 export function errorsResponse(errors: RegistryErrorEntry[], status: number, headersInit?: HeadersInit, request?: Request): Response {
   const headers = baseHeaders(headersInit);
   headers.set("Content-Type", "application/json; charset=utf-8");
-  const body = encoder.encode(JSON.stringify({ errors: errors.map((e) => ({ code: e.code, message: e.message, detail: e.detail ?? null })) }));
-  // Announced, so adapters can send headers and body in one write (not chunked).
-  headers.set("Content-Length", String(body.byteLength));
-  return inMemoryResponse(request, body, { status, headers });
+  const body = { errors: errors.map((e) => ({ code: e.code, message: e.message, detail: e.detail ?? null })) };
+  return jsonResponse(body, status, headers, request);
 }
 
 /**

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { inMemoryResponse } from "../http/in-memory-response.js";
+import { jsonResponse } from "../http/response.js";
 import { HEADERS, baseHeaders, setPair } from "./wire.js";
 
 /** An empty-bodied registry response with `Content-Length: 0`. */
@@ -14,15 +14,11 @@ export function empty(status: number, headers?: Headers): Response {
   return new Response(null, { status, headers: h });
 }
 
-const encoder = new TextEncoder();
-
 /** A JSON registry response to `request` (which lets it take the adapter's in-memory fast lane). */
 export function jsonBody(request: Request, body: unknown, status = 200, headers?: HeadersInit, contentType = "application/json; charset=utf-8"): Response {
   const h = baseHeaders(headers);
-  const bytes = encoder.encode(JSON.stringify(body));
   h.set("Content-Type", contentType);
-  h.set("Content-Length", String(bytes.byteLength));
-  return inMemoryResponse(request, bytes, { status, headers: h });
+  return jsonResponse(body, status, h, request);
 }
 
 /** Headers with both digest header names set. */

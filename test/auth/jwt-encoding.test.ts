@@ -26,6 +26,8 @@ describe("base64url", () => {
 describe("signJwt headers", () => {
   it("puts kid and x5c in or leaves them out per call, although headers are kept per key", async () => {
     const key = await generatedKeys({ alg: "ES256" }).signingKey();
+    expect(key.kid).toBeTruthy();
+    expect(key.x5c?.length).toBeGreaterThan(0);
     const header = async (options?: Parameters<typeof signJwt>[2]) => decodeJwt(await signJwt({ sub: "a" }, key, options)).header;
     for (let round = 0; round < 2; round++) {
       expect(await header()).toMatchObject({ typ: "JWT", alg: "ES256", kid: key.kid, x5c: key.x5c });
