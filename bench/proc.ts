@@ -9,7 +9,7 @@ import { createServer } from "node:net";
 import { delimiter, join } from "node:path";
 
 /** Debian packages of the programs the bench drives. */
-export const PACKAGES: Record<string, string> = { "docker-registry": "docker-registry", wrk: "wrk", curl: "curl", dd: "coreutils" };
+export const PACKAGES: Record<string, string> = { "docker-registry": "docker-registry", wrk: "wrk", curl: "curl", dd: "coreutils", sync: "coreutils" };
 
 export function findTool(name: string): string | undefined {
   const dirs = (process.env.PATH ?? "").split(delimiter).filter(Boolean);

@@ -4,7 +4,7 @@
  *
  *   npm run bench            # full: 256 MiB and 1 GiB blobs, 5 repetitions, wrk 10 s
  *   npm run bench:quick      # regression guard: 16/64 MiB, 3 repetitions, wrk 3 s (about a minute)
- *   node --import tsx bench/run.ts [--quick] [--profile] [--reps N] [--sizes 256,1024 (MiB)] [--only upload,download,http,tokens,ceilings]
+ *   node --import tsx bench/run.ts [--quick] [--profile] [--reps N] [--sizes 256,1024 (MiB)] [--only upload,download,http,tokens,ceilings] [--node-flags "…"]
  *
  * Both registries run as child processes on 127.0.0.1 with filesystem storage
  * in temp dirs and token auth with the same RSA key and the same long-lived
@@ -17,6 +17,13 @@
  * bench/.dist, a few seconds, no type declarations); `--source` runs the
  * TypeScript sources through tsx instead, which is slower (tsx keeps function
  * names with a helper call per closure).
+ *
+ * registry-kit's processes (registry and token service) start with the Node
+ * flags the project recommends for a registry server, `--node-flags` replaces
+ * them (`--node-flags ""` for none): `--initial-old-space-size=64`, without
+ * which V8 runs a full mark-compact every 20-30 MiB of request body on a small
+ * heap (see docs/performance.md, "Node flags"). The bare node:http ceiling
+ * runs without flags.
  *
  * Installs nothing: a missing program is named with its Debian package and the
  * run exits with status 2.
@@ -53,6 +60,9 @@ const WRK = { threads: 2, connections: 50 };
 const TOKEN_SECONDS = QUICK ? 1 : 3;
 const MODE = QUICK ? "quick" : "full";
 const SOURCE = argv.includes("--source");
+/** Node flags for registry-kit's server processes: those `npm start` uses (package.json). */
+const DEFAULT_NODE_FLAGS = "--initial-old-space-size=64";
+const NODE_FLAGS = (argValue("--node-flags") ?? DEFAULT_NODE_FLAGS).split(" ").filter(Boolean);
 
 const SERVICE = "registry.bench";
 const ISSUER = "registry-kit-bench";
@@ -90,7 +100,7 @@ const log = (s: string): void => console.log(s);
 
 // ---------------------------------------------------------------- set-up
 installExitHooks();
-const tools = requireTools(["docker-registry", "wrk", "curl", "dd"]);
+const tools = requireTools(["docker-registry", "wrk", "curl", "dd", "sync"]);
 const started = new Date();
 const loadAtStart = loadavg();
 const work = mkdtempSync(join(tmpdir(), "rk-bench-"));
@@ -105,7 +115,7 @@ if (LIB) {
 
 log(`registry-kit bench (${MODE}) — ${started.toISOString()}`);
 log(`machine: ${cpus().length} cpu (${cpus()[0]?.model ?? "?"}), ${round(totalmem() / 1024 ** 3)} GiB RAM (${round(freemem() / 1024 ** 3)} free), node ${process.version}, load ${loadAtStart.map((x) => x.toFixed(2)).join(" ")}`);
-log(`registry-kit: ${LIB ? `the library built by tsup into ${LIB}` : "the TypeScript sources through tsx (--source)"}`);
+log(`registry-kit: ${LIB ? `the library built by tsup into ${LIB}` : "the TypeScript sources through tsx (--source)"}; node flags: ${NODE_FLAGS.join(" ") || "none"}`);
 log(`work dir ${work}; ${REPS} repetitions; sizes ${SIZES.map(fmtSize).join(", ")}; chunk ${fmtSize(CHUNK)}; wrk -t${WRK.threads} -c${WRK.connections} -d${WRK_SECONDS}s\n`);
 
 // One key, one certificate, one token for both registries.
@@ -144,7 +154,7 @@ async function startRegistryKit(workers = 1): Promise<Server> {
   const config = join(work, `registry-kit-${port}.json`);
   const root = join(work, `registry-kit-data-${port}`);
   writeFileSync(config, JSON.stringify({ root, port, workers, uploadSecret: randomBytes(32).toString("hex"), auth: { realm, service: SERVICE, issuer: ISSUER, rootcertbundle: certPath } }));
-  const nodeArgs = ["--import", "tsx"];
+  const nodeArgs = [...NODE_FLAGS, "--import", "tsx"];
   if (PROFILE) {
     const dir = join(HERE, "profiles");
     mkdirSync(dir, { recursive: true });
@@ -239,6 +249,11 @@ interface TransferSample {
 }
 
 async function transfer(server: Server, size: number, run: () => Promise<number>): Promise<TransferSample> {
+  // Start from a clean page cache: Distribution leaves its uploads to the kernel's
+  // writeback (it never fsyncs), which would otherwise land, up to 30 s later, on
+  // whichever transfer runs then, registry-kit's or its own. Not timed.
+  const flushed = await runCmd(tools.sync!, []);
+  if (flushed.code !== 0) throw new Error(`sync failed: ${flushed.stderr}`);
   const s = sampleRss(server.pid, 50);
   let secs: number;
   try {
@@ -481,7 +496,7 @@ async function measureTokens(): Promise<void> {
     const port = await freePort();
     const config = join(dir, "config.json");
     writeFileSync(config, JSON.stringify({ port, tokens: { service: SERVICE, issuer: ISSUER, privateKey: join(dir, "key.pem"), certificate: join(dir, "cert.pem") } }));
-    const server = await startServer(`token service ${alg}`, process.execPath, ["--import", "tsx", join(HERE, "server.ts"), config], `http://127.0.0.1:${port}`, async (u) => (await fetch(`${u}/token`)).ok, {
+    const server = await startServer(`token service ${alg}`, process.execPath, [...NODE_FLAGS, "--import", "tsx", join(HERE, "server.ts"), config], `http://127.0.0.1:${port}`, async (u) => (await fetch(`${u}/token`)).ok, {
       cwd: ROOT,
       env: LIB ? { RK_BENCH_LIB: LIB } : {},
     });
@@ -579,17 +594,18 @@ const result = {
   mode: MODE,
   date: started.toISOString(),
   machine: { nproc: cpus().length, cpu: cpus()[0]?.model ?? "?", memoryGiB: round(totalmem() / 1024 ** 3), node: process.version, loadAtStart, loadAtEnd },
-  method: { reps: REPS, sizes: SIZES, chunk: CHUNK, wrk: { ...WRK, seconds: WRK_SECONDS }, only: [...ONLY] },
+  method: { reps: REPS, sizes: SIZES, chunk: CHUNK, wrk: { ...WRK, seconds: WRK_SECONDS }, only: [...ONLY], nodeFlags: NODE_FLAGS },
   ceilings,
   metrics,
 };
 const outDir = join(HERE, "results");
 mkdirSync(outDir, { recursive: true });
 // A partial run (--only) never replaces the results of a whole one.
-const outFile = join(outDir, ONLY.size === 5 ? `${MODE}.json` : `${MODE}-only-${[...ONLY].join("-")}.json`);
+const variant = `${ONLY.size === 5 ? "" : `-only-${[...ONLY].join("-")}`}${NODE_FLAGS.join(" ") === DEFAULT_NODE_FLAGS ? "" : NODE_FLAGS.length ? "-custom-node-flags" : "-no-node-flags"}`;
+const outFile = join(outDir, `${MODE}${variant}.json`);
 writeFileSync(outFile, JSON.stringify(result, null, 2) + "\n");
 log(`results: ${outFile}`);
-if (!QUICK && ONLY.size === 5) {
+if (!QUICK && variant === "") {
   const svg = join(ROOT, "docs", "performance.svg");
   writeChart(result, svg);
   log(`chart: ${svg}`);
