@@ -254,14 +254,15 @@ async function transfer(server: Server, size: number, run: () => Promise<number>
   // whichever transfer runs then, registry-kit's or its own. Not timed.
   const flushed = await runCmd(tools.sync!, []);
   if (flushed.code !== 0) throw new Error(`sync failed: ${flushed.stderr}`);
-  const s = sampleRss(server.pid, 50);
+  const sampler = sampleRss(server.pid, 50);
   let secs: number;
   try {
     secs = await run();
-  } finally {
-    // stop() below reads the final numbers
+  } catch (error) {
+    sampler.stop(); // its timer would otherwise keep polling /proc
+    throw error;
   }
-  const r = s.stop();
+  const r = sampler.stop();
   return { mibps: size / MiB / secs, growth: r.growth, peak: r.peak, cpu: r.cpuSeconds };
 }
 

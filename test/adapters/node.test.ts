@@ -75,36 +75,36 @@ describe("serve", () => {
     running = undefined;
   });
 
-  it("gives a handler that first reads request.signal after the client left an aborted signal", async () => {
-    let resolveSeen!: (aborted: boolean) => void;
-    const seen = new Promise<boolean>((r) => (resolveSeen = r));
-    running = await serve(async (request) => {
-      await new Promise((r) => setTimeout(r, 300));
-      resolveSeen(request.signal.aborted);
-      return new Response("late");
-    });
+  /** Serve `handler`, send a GET and leave after 50 ms; resolves to what the handler reported. */
+  async function afterClientLeaves(handler: (request: Request, report: (aborted: boolean) => void) => Promise<Response>): Promise<boolean> {
+    let report!: (aborted: boolean) => void;
+    const seen = new Promise<boolean>((r) => (report = r));
+    running = await serve((request) => handler(request, report));
     const socket = await rawConnect(running.url);
     socket.write(`GET /slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
     await new Promise((r) => setTimeout(r, 50));
     socket.destroy();
-    expect(await seen).toBe(true);
+    return seen;
+  }
+
+  it("gives a handler that first reads request.signal after the client left an aborted signal", async () => {
+    const aborted = await afterClientLeaves(async (request, report) => {
+      await new Promise((r) => setTimeout(r, 300));
+      report(request.signal.aborted);
+      return new Response("late");
+    });
+    expect(aborted).toBe(true);
   });
 
   it("gives a handler that reads request.signal early one that aborts when the client leaves", async () => {
-    let resolveSeen!: (aborted: boolean) => void;
-    const seen = new Promise<boolean>((r) => (resolveSeen = r));
-    running = await serve(async (request) => {
+    const aborted = await afterClientLeaves(async (request, report) => {
       const signal = request.signal;
       expect(signal.aborted).toBe(false);
       await new Promise<void>((r) => signal.addEventListener("abort", () => r()));
-      resolveSeen(signal.aborted);
+      report(signal.aborted);
       return new Response("gone");
     });
-    const socket = await rawConnect(running.url);
-    socket.write(`GET /slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
-    await new Promise((r) => setTimeout(r, 50));
-    socket.destroy();
-    expect(await seen).toBe(true);
+    expect(aborted).toBe(true);
   });
 
   it("toNodeListener reports handler failures to the log hook", async () => {
