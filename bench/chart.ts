@@ -33,7 +33,7 @@ interface ChartInput {
 }
 
 const esc = (s: string): string => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-const fmt = (x: number): string => (x >= 100 ? Math.round(x).toLocaleString("en-US") : String(Math.round(x * 10) / 10));
+const fmt = (x: number): string => (x >= 100 ? Math.round(x).toLocaleString("en-US") : String(x >= 10 ? Math.round(x * 10) / 10 : Math.round(x * 100) / 100));
 
 export function renderChart(input: ChartInput): string {
   const rows = input.metrics.filter((m) => m.dist !== undefined && !(m.group === "memory" && m.target === undefined)) as Array<ChartMetric & { dist: number }>;
@@ -42,7 +42,15 @@ export function renderChart(input: ChartInput): string {
   const barMax = 440;
   const rowH = 46;
   const top = 70;
-  const H = top + rows.length * rowH + 40;
+  // the ceilings as footer lines of at most ~150 characters
+  const footLines: string[] = [];
+  for (const x of Object.values(input.ceilings)) {
+    const item = `${x.label}: ${fmt(x.value)} ${x.unit}`;
+    const last = footLines.length - 1;
+    if (last >= 0 && footLines[last]!.length + item.length < 150) footLines[last] += ` · ${item}`;
+    else footLines.push(last < 0 ? `ceilings: ${item}` : item);
+  }
+  const H = top + rows.length * rowH + 26 + footLines.length * 15;
   const RK = "#2f6fdf";
   const DIST = "#9aa3ad";
   const out: string[] = [];
@@ -71,9 +79,7 @@ export function renderChart(input: ChartInput): string {
     out.push(`<text x="${W - 16}" y="${y + 16}" text-anchor="end" font-weight="bold" fill="${color}">${esc(ratio)}</text>`);
     if (r.target) out.push(`<text x="${W - 16}" y="${y + 31}" text-anchor="end" fill="${color}" font-size="11">${esc(`target ${r.target}${r.met ? " ✓" : " ✗"}`)}</text>`);
   });
-  const c = input.ceilings;
-  const foot = Object.values(c).map((x) => `${x.label}: ${fmt(x.value)} ${x.unit}`).join(" · ");
-  out.push(`<text x="16" y="${H - 14}" fill="#555" font-size="11">${esc(`ceilings: ${foot}`)}</text>`);
+  footLines.forEach((line, i) => out.push(`<text x="16" y="${H - 14 - (footLines.length - 1 - i) * 15}" fill="#555" font-size="11">${esc(line)}</text>`));
   out.push(`</svg>`);
   return out.join("\n") + "\n";
 }

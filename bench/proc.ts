@@ -4,7 +4,7 @@
  * and failures), RSS/CPU sampling from /proc, and running wrk/curl/dd.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { accessSync, constants, readdirSync, readFileSync } from "node:fs";
+import { accessSync, closeSync, constants, openSync, readdirSync, readFileSync, writeSync } from "node:fs";
 import { createServer } from "node:net";
 import { delimiter, join } from "node:path";
 
@@ -103,13 +103,17 @@ export async function startServer(
   args: readonly string[],
   url: string,
   ready: (url: string) => Promise<boolean>,
-  opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number; logFile?: string } = {},
 ): Promise<Server> {
   const child = spawn(cmd, [...args], { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdio: ["pipe", "pipe", "pipe"] });
   children.add(child);
   const chunks: Buffer[] = [];
   let size = 0;
+  // the whole output, for runs that trace the servers (--server-logs); memory keeps the last 1 MB
+  const logFd = opts.logFile === undefined ? undefined : openSync(opts.logFile, "a");
+  if (logFd !== undefined) child.on("close", () => closeSync(logFd));
   const keep = (b: Buffer): void => {
+    if (logFd !== undefined) writeSync(logFd, b);
     chunks.push(b);
     size += b.length;
     while (size > 1_000_000 && chunks.length > 1) size -= chunks.shift()!.length;

@@ -37,7 +37,7 @@ import { stringify } from "yaml";
 import { generateSigningKeyPem, pemKeys, signJwt, type JwsAlgorithm } from "../src/auth/index.js";
 import { writeChart } from "./chart.js";
 import { chunkedUpload, download, monolithicUpload, pushSmallBlob, send } from "./http.js";
-import { atExit, cpuOf, cpuOfTree, freePort, installExitHooks, requireTools, runCmd, sampleRss, startServer, wrk, type Server } from "./proc.js";
+import { atExit, cpuOf, cpuOfTree, freePort, installExitHooks, requireTools, runCmd, sampleRss, sleep, startServer, wrk, type Server } from "./proc.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..");
@@ -63,6 +63,8 @@ const SOURCE = argv.includes("--source");
 /** Node flags for registry-kit's server processes: those `npm start` uses (package.json). */
 const DEFAULT_NODE_FLAGS = "--initial-old-space-size=64";
 const NODE_FLAGS = (argValue("--node-flags") ?? DEFAULT_NODE_FLAGS).split(" ").filter(Boolean);
+/** Directory for each server's whole output (e.g. with `--node-flags "… --trace-gc"`); off by default. */
+const SERVER_LOGS = argValue("--server-logs");
 
 const SERVICE = "registry.bench";
 const ISSUER = "registry-kit-bench";
@@ -149,6 +151,13 @@ function randomFile(size: number): { path: string; digest: string; size: number 
   return { path, digest: `sha256:${hash.digest("hex")}`, size };
 }
 
+/** Where a server's output goes with --server-logs (created on first use). */
+function serverLog(name: string): string | undefined {
+  if (SERVER_LOGS === undefined) return undefined;
+  mkdirSync(SERVER_LOGS, { recursive: true });
+  return join(SERVER_LOGS, `${name}.log`);
+}
+
 async function startRegistryKit(workers = 1): Promise<Server> {
   const port = await freePort();
   const config = join(work, `registry-kit-${port}.json`);
@@ -163,6 +172,7 @@ async function startRegistryKit(workers = 1): Promise<Server> {
   return startServer(workers > 1 ? `registry-kit ×${workers}` : "registry-kit", process.execPath, [...nodeArgs, join(HERE, "server.ts"), config], `http://127.0.0.1:${port}`, probe, {
     cwd: ROOT,
     env: LIB ? { RK_BENCH_LIB: LIB } : {},
+    logFile: serverLog(`registry-kit-${workers}-${port}`),
   });
 }
 
@@ -185,7 +195,7 @@ async function startDistribution(): Promise<Server> {
   };
   const path = join(dir, "config.yml");
   writeFileSync(path, stringify(config));
-  return startServer("distribution", tools["docker-registry"]!, ["serve", path], `http://127.0.0.1:${port}`, probe, { cwd: dir });
+  return startServer("distribution", tools["docker-registry"]!, ["serve", path], `http://127.0.0.1:${port}`, probe, { cwd: dir, logFile: serverLog(`distribution-${port}`) });
 }
 
 async function startHello(): Promise<Server> {
@@ -202,6 +212,19 @@ async function probe(url: string): Promise<boolean> {
 }
 
 // ---------------------------------------------------------------- ceilings
+/** Write `mib` MiB to a new file without syncing; the system CPU seconds per GiB it took. */
+function pageCacheWrite(file: string, mib: number): number {
+  const buf = randomBytes(MiB);
+  const fd = openSync(file, "w");
+  try {
+    const before = process.cpuUsage();
+    for (let i = 0; i < mib; i++) writeSync(fd, buf);
+    return process.cpuUsage(before).system / 1e6 / (mib / 1024);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 async function measureCeilings(): Promise<void> {
   log("== machine ceilings");
   {
@@ -225,6 +248,23 @@ async function measureCeilings(): Promise<void> {
     ceilings.disk = { value: round(count / secs), unit: "MiB/s", label: `disk write, dd ${count} MiB conv=fdatasync` };
   }
   {
+    // The kernel's CPU cost of taking written bytes into the page cache, which both
+    // registries pay for every byte pushed. On a VM that hands free memory back to its
+    // host (virtio-balloon free page reporting), a page the guest must fault in again
+    // costs several times more than one freed a moment ago: measured both ways.
+    const count = QUICK ? 256 : 1024;
+    const first = join(work, "page-cache-1.bin");
+    const second = join(work, "page-cache-2.bin");
+    await sleep(QUICK ? 2_000 : 5_000); // let earlier frees (dd, generated files) be reported
+    const settled = pageCacheWrite(first, count);
+    rmSync(first, { force: true });
+    const reused = pageCacheWrite(second, count);
+    rmSync(second, { force: true });
+    const label = (when: string): string => `page-cache write, pages freed ${when}, system CPU`;
+    ceilings.pageCacheSettled = { value: round(settled, 2), unit: "s/GiB", label: label(`≥ ${QUICK ? 2 : 5} s before`) };
+    ceilings.pageCacheReused = { value: round(reused, 2), unit: "s/GiB", label: label("just before") };
+  }
+  {
     const hello = await startHello();
     try {
       await wrk(tools.wrk!, `${hello.url}/`, { ...WRK, seconds: 1 });
@@ -236,7 +276,7 @@ async function measureCeilings(): Promise<void> {
       await hello.stop();
     }
   }
-  for (const c of Object.values(ceilings)) log(`  ${c.label.padEnd(44)} ${String(c.value).padStart(10)} ${c.unit}`);
+  for (const c of Object.values(ceilings)) log(`  ${c.label.padEnd(58)} ${String(c.value).padStart(10)} ${c.unit}`);
   log("");
 }
 
