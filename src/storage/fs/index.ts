@@ -170,7 +170,6 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
     }
   }
 
-  /** Run `task` after every earlier task for `key` in this process has finished. */
   // Appends are not fsynced one by one (the `move` that publishes an upload does it), so
   // a chunked upload would leave the whole object for that last fsync to flush while the
   // client waits. Instead, every EARLY_SYNC bytes appended to a file start a background
@@ -193,6 +192,7 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
   }
   const forgetAppends = (file: string): void => void appendedSinceSync.delete(file);
 
+  /** Run `task` after every earlier task for `key` in this process has finished. */
   async function withAppendLock<T>(key: string, task: () => Promise<T>): Promise<T> {
     const previous = appendLocks.get(key) ?? Promise.resolve();
     const run = previous.then(task, task);
@@ -276,7 +276,7 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
           await fsp.mkdir(tmpDir, { recursive: true });
           return fsp.open(temp, "wx", 0o644);
         });
-        const size = await writeBody(handle, body, signal, sync);
+        const { size } = await writeBody(handle, body, signal, sync);
         if (sync) await handle.sync();
         await handle.close();
         handle = undefined;
@@ -320,11 +320,14 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
             throw new StorageError("conflict", `object size is ${before}, expected ${options.expectedSize}`);
           }
           wrote = true;
-          const size = before + (await writeBody(handle, body, signal, sync));
+          const written = await writeBody(handle, body, signal, sync);
+          const size = before + written.size;
           // No fsync here: the bytes become durable at the `move` that publishes them.
           await handle.close();
           handle = undefined;
-          afterAppend(file, size - before);
+          // A sync writeBody started covered the whole file: only the tail after it counts.
+          if (written.unsynced < written.size) forgetAppends(file);
+          afterAppend(file, written.unsynced);
           if (sync && !existed) await syncDir(path.dirname(file));
           return size;
         } catch (error) {
@@ -442,8 +445,11 @@ async function* walk(dir: string, keyPrefix: string, after: string | undefined):
   }
 }
 
-/** Write a body to an open file, batching small chunks. Resolves to the bytes written. */
-async function writeBody(handle: FileHandle, body: StorageBody, signal: AbortSignal | undefined, sync = false): Promise<number> {
+/**
+ * Write a body to an open file, batching small chunks. Resolves to the bytes
+ * written and, of those, the bytes written since the last early sync started.
+ */
+async function writeBody(handle: FileHandle, body: StorageBody, signal: AbortSignal | undefined, sync = false): Promise<{ size: number; unsynced: number }> {
   let size = 0;
   let batch: Uint8Array[] = [];
   let batchBytes = 0;
@@ -488,7 +494,7 @@ async function writeBody(handle: FileHandle, body: StorageBody, signal: AbortSig
     await syncing?.catch(() => {});
   }
   await inFlight;
-  return size;
+  return { size, unsynced };
 }
 
 /** writev until every byte is written (writev may write less than asked). */
