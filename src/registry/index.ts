@@ -201,4 +201,7 @@ export type { ErrorCode } from "./errors.js";
 export { hashBackend } from "./hash.js";
 export { collectGarbage } from "./gc.js";
 export type { GcOptions, GcReport } from "./gc.js";
+export { verifyBlobs } from "./verify.js";
+export type { VerifyError, VerifyMismatch, VerifyOptions, VerifyProgress, VerifyReport } from "./verify.js";
+export type { QuarantineInfo } from "./layout.js";
 export type { Access, Authorizer } from "../auth/access.js";

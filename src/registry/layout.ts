@@ -9,6 +9,8 @@
  * repositories/<name>/_referrers/<alg>/<hex>/<digest>     descriptor of a manifest whose subject is <alg>:<hex>
  * repositories/<name>/_uploads/<uuid>/data                bytes of an upload in progress
  * catalog/<hex of name>                                   one marker per repository, for /v2/_catalog (split every 254 hex digits)
+ * quarantine/<alg>/<hex>/<stamp>/data                     bytes of a blob that did not hash to its name, moved aside by verify
+ * quarantine/<alg>/<hex>/<stamp>/info                     JSON {@link QuarantineInfo}: what verify found
  * ```
  *
  * Name components start with `[a-z0-9]`, so the `_`-prefixed segments can never
@@ -50,6 +52,29 @@ export const referrer = (name: string, subject: Digest, manifest: Digest) => `${
 export const uploadDir = (name: string, uuid: string) => `${repo(name)}/_uploads/${uuid}`;
 /** Bytes of one upload session. */
 export const uploadData = (name: string, uuid: string) => `${uploadDir(name, uuid)}/data`;
+
+/**
+ * Prefix of the blobs `verifyBlobs` (verify.ts) moved aside. No route reads under
+ * it, so quarantined bytes are never served; they stay for an operator to
+ * inspect (and delete).
+ */
+export const QUARANTINE_PREFIX = "quarantine";
+/** Folder of one quarantined copy of a blob; `stamp` tells copies of one digest apart. */
+export const quarantineDir = (d: Digest, stamp: string) => `${QUARANTINE_PREFIX}/${d.algorithm}/${d.hex}/${stamp}`;
+
+/** What `quarantine/<alg>/<hex>/<stamp>/info` records beside the bytes. */
+export interface QuarantineInfo {
+  /** The digest the bytes were stored under. */
+  digest: string;
+  /** The digest the bytes actually have. */
+  actualDigest: string;
+  /** Size of the bytes in bytes. */
+  size: number;
+  /** The key they were moved from. */
+  from: string;
+  /** When they were moved, ISO 8601. */
+  quarantinedAt: string;
+}
 
 /** Prefix of the repository index. */
 export const CATALOG_PREFIX = "catalog";
