@@ -10,7 +10,7 @@ import type { Access, Authorizer } from "./access.js";
 import { allowList, type JwsAlgorithm } from "./algorithms.js";
 import { parseCertBundle, resolveSigningKey, trustStoreFromKeys, type TrustStore } from "./cert-bundle.js";
 import { challengeResponse } from "./challenge.js";
-import { decodeJwt, JwtError, verifySignature, type TokenClaims } from "./jwt.js";
+import { decodeJwt, JwtError, verifySignature, type JwtHeader, type TokenClaims } from "./jwt.js";
 import { checkHmacSecret, importHmacSecret, type KeyProvider } from "./keys.js";
 import { covers, indexAccess, type AccessIndex } from "./scope.js";
 import { LruCache } from "./token-cache.js";
@@ -101,6 +101,33 @@ function audienceMatches(aud: unknown, audience: string): boolean {
   return false;
 }
 
+/**
+ * RFC 7515 §4.1.11: a recipient must refuse a token whose `crit` names an
+ * extension it does not understand. This verifier understands none, so any
+ * `crit` is refused; one that is not a non-empty list of distinct names is
+ * malformed (the RFC forbids an empty list).
+ */
+function checkCritical(header: JwtHeader): void {
+  if (!("crit" in header)) return;
+  const crit = header.crit;
+  const wellFormed =
+    Array.isArray(crit) && crit.length > 0 && crit.every((n) => typeof n === "string" && n !== "") && new Set(crit).size === crit.length;
+  if (!wellFormed) throw new JwtError("malformed token: crit");
+  throw new JwtError(`unsupported critical header parameter ${JSON.stringify(crit[0])}`);
+}
+
+/**
+ * A NumericDate claim, when present, must be a safe integer: JSON allows
+ * `1e400` (Infinity: a token that would never expire), fractions and strings,
+ * which Distribution's `int64` claims refuse as well.
+ */
+function numericDate(payload: TokenClaims, name: "exp" | "nbf" | "iat"): number | undefined {
+  const value = payload[name];
+  if (value === undefined) return undefined;
+  if (!Number.isSafeInteger(value)) throw new JwtError(`malformed token: ${name} is not an integer`);
+  return value as number;
+}
+
 function iso(seconds: number): string {
   return Number.isFinite(seconds) ? new Date(seconds * 1000).toISOString() : String(seconds);
 }
@@ -129,12 +156,14 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   trust.catch(() => {});
   hmac?.catch(() => {});
 
-  function checkTimes(exp: unknown, nbf: unknown, nowSec: number): void {
-    const e = typeof exp === "number" ? exp : 0;
-    if (nowSec > e + leeway) throw new JwtError(`token not to be used after ${iso(e + leeway)} - currently ${iso(nowSec)}`);
-    if (nbf !== undefined) {
-      if (typeof nbf !== "number") throw new JwtError("malformed token: nbf is not a number");
-      if (nowSec < nbf - leeway) throw new JwtError(`token not to be used before ${iso(nbf - leeway)} - currently ${iso(nowSec)}`);
+  function checkTimes(payload: TokenClaims, nowSec: number): void {
+    const exp = numericDate(payload, "exp");
+    if (exp === undefined) throw new JwtError("malformed token: exp is missing");
+    const nbf = numericDate(payload, "nbf");
+    numericDate(payload, "iat");
+    if (nowSec > exp + leeway) throw new JwtError(`token not to be used after ${iso(exp + leeway)} - currently ${iso(nowSec)}`);
+    if (nbf !== undefined && nowSec < nbf - leeway) {
+      throw new JwtError(`token not to be used before ${iso(nbf - leeway)} - currently ${iso(nowSec)}`);
     }
   }
 
@@ -143,11 +172,11 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     const { header, payload } = decoded;
     const alg = header.alg;
     if (decoded.signature.length === 0 || alg === "none") throw new JwtError("token has no signature");
+    checkCritical(header);
     if (!allowed.has(alg as JwsAlgorithm)) throw new JwtError(`unable to verify signature: algorithm ${JSON.stringify(alg)} not allowed`);
     if (payload.iss !== options.issuer) throw new JwtError(`token from untrusted issuer: ${JSON.stringify(payload.iss)}`);
     if (!audienceMatches(payload.aud, options.audience)) throw new JwtError(`token intended for another audience: ${JSON.stringify(payload.aud)}`);
-    const nowSec = nowMs / 1000;
-    checkTimes(payload.exp, payload.nbf, nowSec);
+    checkTimes(payload, nowMs / 1000);
     if (options.tokenUse === "refresh") {
       if (payload.token_use !== "refresh") throw new JwtError("not a refresh token");
     } else if (payload.token_use === "refresh") throw new JwtError("refresh token used as an access token");
@@ -167,7 +196,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       const i = k.indexOf("\u0000");
       return { type: k.slice(0, i), name: k.slice(i + 1), actions: [...actions] };
     });
-    return { claims: payload, subject: payload.sub ?? "", access, index, expires: typeof payload.exp === "number" ? payload.exp : 0 };
+    return { claims: payload, subject: payload.sub ?? "", access, index, expires: payload.exp as number };
   }
 
   return {

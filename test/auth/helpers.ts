@@ -44,7 +44,20 @@ export async function rawSign(
   key: CryptoKey,
   params: AlgorithmIdentifier | RsaPssParams | EcdsaParams,
 ): Promise<string> {
-  const input = `${b64url(utf8(JSON.stringify(header)))}.${b64url(utf8(JSON.stringify(payload)))}`;
+  return rawSignText(JSON.stringify(header), JSON.stringify(payload), key, params);
+}
+
+/**
+ * Sign header and payload given as JSON text, for payloads `JSON.stringify`
+ * cannot produce (e.g. the number `1e400`, which parses to Infinity).
+ */
+export async function rawSignText(
+  header: string,
+  payload: string,
+  key: CryptoKey,
+  params: AlgorithmIdentifier | RsaPssParams | EcdsaParams,
+): Promise<string> {
+  const input = `${b64url(utf8(header))}.${b64url(utf8(payload))}`;
   const sig = new Uint8Array(await crypto.subtle.sign(params, key, toArrayBuffer(utf8(input))));
   return `${input}.${b64url(sig)}`;
 }

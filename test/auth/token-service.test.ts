@@ -5,11 +5,12 @@ import {
   createTokenAuthorizer,
   createTokenService,
   memoryCredentials,
+  signJwt,
   verifyToken,
   type MemoryCredentials,
   type TokenServiceOptions,
 } from "../../src/auth/index.js";
-import { ISSUER, REALM, SERVICE, signer, type Signer } from "./helpers.js";
+import { ISSUER, REALM, SERVICE, rawSignText, signer, type Signer } from "./helpers.js";
 
 let key: Signer;
 let users: MemoryCredentials;
@@ -295,6 +296,26 @@ describe("POST (OAuth2 form)", () => {
     const res = await post({ grant_type: "refresh_token", refresh_token, service: SERVICE }, svc);
     expect(res.status).toBe(400);
     expect((await res.json()).error).toBe("invalid_grant");
+  });
+
+  it("a refresh token with a crit header or a non-integer time is invalid_grant; re-signed as is, it works", async () => {
+    const { refresh_token } = await tokenOf(await get(`service=${SERVICE}&offline_token=true`, basic("alice", "alice-pw")));
+    const claims = payloadOf(refresh_token);
+    const sk = await key.keys.signingKey();
+    const refresh = (t: string) => post({ grant_type: "refresh_token", refresh_token: t, service: SERVICE });
+    expect((await refresh(await signJwt(claims, sk, { x5c: false }))).status).toBe(200);
+    const header = JSON.stringify({ typ: "JWT", alg: sk.alg, kid: sk.kid });
+    const bad = [
+      await signJwt(claims, sk, { x5c: false, header: { crit: ["urn:example:ext"], "urn:example:ext": 1 } }),
+      await signJwt(claims, sk, { x5c: false, header: { crit: [] } }),
+      await rawSignText(header, JSON.stringify({ ...claims, exp: "EXP" }).replace('"EXP"', "1e400"), sk.key, { name: "RSASSA-PKCS1-v1_5" }),
+      await signJwt({ ...claims, iat: claims.iat + 0.5 }, sk, { x5c: false }),
+    ];
+    for (const t of bad) {
+      const res = await refresh(t);
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: string }).error).toBe("invalid_grant");
+    }
   });
 
   it("an access token is not a refresh token", async () => {

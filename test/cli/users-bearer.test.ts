@@ -40,11 +40,12 @@ async function current(auth: string): Promise<Response> {
 }
 
 /** A token signed with the server's own signing key, with chosen claims. */
-async function forged(claims: Record<string, unknown>): Promise<string> {
+async function forged(claims: Record<string, unknown>, header?: Record<string, unknown>): Promise<string> {
   const keyFile = app.info.tokenService!.keyFile;
   const signing = await pemKeys({ privateKey: await readFile(keyFile, "utf8") }).signingKey();
   const now = Math.floor(Date.now() / 1000);
-  return signJwt({ iss: "registry-kit", aud: MANAGEMENT, sub: "admin", iat: now, nbf: now, exp: now + 300, jti: "t", access: [], ...claims }, signing);
+  const payload = { iss: "registry-kit", aud: MANAGEMENT, sub: "admin", iat: now, nbf: now, exp: now + 300, jti: "t", access: [], ...claims };
+  return signJwt(payload, signing, header ? { header } : {});
 }
 
 beforeAll(async () => {
@@ -111,6 +112,13 @@ describe("management API behind the all-in-one server: Basic or Bearer", () => {
     expect((await current(bearer(await forged({})))).status).toBe(200);
     const expired = await forged({ iat: now - 7200, nbf: now - 7200, exp: now - 3600 });
     expect((await current(bearer(expired))).status).toBe(401);
+  });
+
+  it("a token with a crit header or a fractional time is refused; the same claims without them are accepted", async () => {
+    expect((await current(bearer(await forged({})))).status).toBe(200);
+    expect((await current(bearer(await forged({}, { crit: ["urn:example:ext"], "urn:example:ext": 1 })))).status).toBe(401);
+    expect((await current(bearer(await forged({}, { crit: "urn:example:ext" })))).status).toBe(401);
+    expect((await current(bearer(await forged({ exp: Math.floor(Date.now() / 1000) + 300.5 })))).status).toBe(401);
   });
 
   it("tokens from another key, another issuer, garbage and a tampered payload are refused", async () => {
