@@ -14,13 +14,13 @@ import { digestBytes } from "./hash.js";
 import { blobData, layerLink, manifestRevision, referrer, tagLink, tagsPrefix, type ManifestMeta } from "./layout.js";
 import { MAX_CACHED_MANIFEST, stampOf, type CachedRevision } from "./manifest-cache.js";
 import { parseManifest, type ParsedManifest } from "./manifest-document.js";
-import type { Reference } from "./names.js";
+import { tagInvalid, type Reference } from "./names.js";
 import { absolute, digestHeaders, empty } from "./responses.js";
 import { eachKey, ensureRepository, exists, mapLimited, readJson, readSmall, readText, writeJson, writeText } from "./storage-io.js";
 import { HEADERS, baseHeaderList, baseHeaders } from "./wire.js";
 
 function manifestUnknown(reference: Reference): RegistryError {
-  const detail = reference.kind === "tag" ? { tag: reference.tag } : { digest: reference.digest.value };
+  const detail = reference.kind === "digest" ? { digest: reference.digest.value } : { tag: reference.tag.slice(0, 300) };
   return new RegistryError("MANIFEST_UNKNOWN", "manifest unknown to registry", 404, detail);
 }
 
@@ -39,6 +39,7 @@ interface Resolved {
  * against the tag link and the revision (see manifest-cache.ts).
  */
 async function resolve(ctx: RegistryContext, name: string, reference: Reference): Promise<Resolved> {
+  if (reference.kind === "invalidTag") throw manifestUnknown(reference);
   const cache = ctx.manifests;
   let digest: Digest | undefined;
   if (reference.kind === "digest") digest = reference.digest;
@@ -121,6 +122,7 @@ async function checkReferences(ctx: RegistryContext, name: string, manifest: Par
  * their digest, point the tag at it, index its `subject` for referrers.
  */
 export async function putManifest(ctx: RegistryContext, request: Request, url: URL, name: string, reference: Reference): Promise<Response> {
+  if (reference.kind === "invalidTag") throw tagInvalid(reference.tag);
   let bytes: Uint8Array;
   try {
     bytes = await readLimited(request, ctx.manifestBytes);
@@ -169,6 +171,7 @@ export async function putManifest(ctx: RegistryContext, request: Request, url: U
  * (distribution-spec v1.1).
  */
 export async function deleteManifest(ctx: RegistryContext, name: string, reference: Reference): Promise<Response> {
+  if (reference.kind === "invalidTag") throw manifestUnknown(reference);
   if (reference.kind === "tag") {
     const key = tagLink(name, reference.tag);
     if (!(await exists(ctx.storage, key))) throw manifestUnknown(reference);

@@ -32,17 +32,25 @@ export function isValidTag(tag: string): boolean {
   return TAG.test(tag);
 }
 
-/** A manifest reference: a tag or a digest. */
-export type Reference = { kind: "tag"; tag: string } | { kind: "digest"; digest: Digest };
+/**
+ * A manifest reference: a tag, a digest, or a string that is neither. The last
+ * names nothing that could exist, so it is never a storage key: GET, HEAD and
+ * DELETE answer it 404 `MANIFEST_UNKNOWN` (the distribution-spec lets GET and
+ * HEAD of a manifest fail only with 404), PUT refuses it with `TAG_INVALID`.
+ */
+export type Reference = { kind: "tag"; tag: string } | { kind: "digest"; digest: Digest } | { kind: "invalidTag"; tag: string };
 
 /**
  * Parse the `<reference>` of `/v2/<name>/manifests/<reference>`: a digest when
- * it contains `:`, else a tag. Throws `DIGEST_INVALID` or `TAG_INVALID` (400).
+ * it contains `:` (else `DIGEST_INVALID`, 400), a tag when it matches the tag
+ * grammar, an `invalidTag` otherwise.
  */
 export function parseReference(reference: string): Reference {
   if (reference.includes(":")) return { kind: "digest", digest: parseDigest(reference) };
-  if (!isValidTag(reference)) {
-    throw new RegistryError("TAG_INVALID", "invalid tag", 400, { tag: reference.slice(0, 300) });
-  }
-  return { kind: "tag", tag: reference };
+  return isValidTag(reference) ? { kind: "tag", tag: reference } : { kind: "invalidTag", tag: reference };
+}
+
+/** `TAG_INVALID` (400), for a PUT to an `invalidTag` reference. */
+export function tagInvalid(tag: string): RegistryError {
+  return new RegistryError("TAG_INVALID", "invalid tag", 400, { tag: tag.slice(0, 300) });
 }

@@ -1,8 +1,9 @@
 /**
  * Path parsing for `/v2/`. Repository names contain `/`, so the route is
  * recognised from the right: `/v2/<name>/(manifests|blobs|tags|referrers)/…`.
- * Names, digests, tags and upload ids are validated here, before
- * authorization, so malformed input never reaches the access policy or storage.
+ * Names, digests and upload ids are validated here, before authorization, so
+ * malformed input never reaches the access policy or storage; so are tags, but
+ * an invalid one is answered by the manifest handlers, after authorization.
  *
  * @module
  */
@@ -26,8 +27,10 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
  * Parse a request path. Returns `undefined` when no route matches; throws a
- * {@link RegistryError} (NAME_INVALID, DIGEST_INVALID, TAG_INVALID,
- * BLOB_UPLOAD_UNKNOWN) when a route matches but a part of it is malformed.
+ * {@link RegistryError} (NAME_INVALID, DIGEST_INVALID, BLOB_UPLOAD_UNKNOWN)
+ * when a route matches but a part of it is malformed. A manifest reference
+ * that is not a valid tag is kept as an `invalidTag`: what it gets depends on
+ * the method (see {@link Reference}).
  */
 export function parseRoute(pathname: string): Route | undefined {
   if (pathname === "/v2" || pathname === "/v2/") return { kind: "base" };

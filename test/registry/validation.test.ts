@@ -6,7 +6,7 @@ import { memoryStorage } from "../../src/storage/memory/index.js";
 import { errorCode, expectApiVersion, req, sha256 } from "./helpers.js";
 
 /** A registry whose authorizer and storage record every call, to prove junk reaches neither. */
-function guarded() {
+function guarded(options: { deleteEnabled?: boolean } = {}) {
   const authCalls: Access[][] = [];
   const storageCalls: string[] = [];
   const storage = memoryStorage();
@@ -24,7 +24,7 @@ function guarded() {
     authCalls.push(needed);
     return undefined;
   };
-  const registry = createRegistry({ storage: recording, authorize, uploadSecret: "s" });
+  const registry = createRegistry({ storage: recording, authorize, uploadSecret: "s", ...options });
   return { registry, authCalls, storageCalls };
 }
 
@@ -120,13 +120,35 @@ describe("invalid digests", () => {
 });
 
 describe("invalid tags", () => {
-  it.each([".hidden", "-dash", "x".repeat(129), "a%2Fb", "a%00", "t@g"])("refuses %j with TAG_INVALID", async (tag) => {
+  const invalid = [".hidden", "-dash", "x".repeat(129), "a%2Fb", "a%00", "t@g"];
+
+  it.each(invalid)("refuses PUT of %j with 400 TAG_INVALID after auth, without touching storage", async (tag) => {
     const { registry, authCalls, storageCalls } = guarded();
-    const response = await registry(req("GET", `/v2/r/manifests/${tag}`));
+    const response = await registry(req("PUT", `/v2/r/manifests/${tag}`, { body: "{}", headers: { "content-type": "application/vnd.oci.image.manifest.v1+json" } }));
     expect(response.status).toBe(400);
     expect(await errorCode(response)).toBe("TAG_INVALID");
-    expect(authCalls).toEqual([]);
+    expect(authCalls).toEqual([[{ type: "repository", name: "r", actions: ["pull", "push"] }]]);
     expect(storageCalls).toEqual([]);
+  });
+
+  // distribution-spec: GET and HEAD of a manifest fail only with 404; such a tag names nothing that could exist.
+  it.each(invalid)("answers GET, HEAD and DELETE of %j with 404 MANIFEST_UNKNOWN after auth, without touching storage", async (tag) => {
+    const { registry, authCalls, storageCalls } = guarded({ deleteEnabled: true });
+    for (const method of ["GET", "HEAD", "DELETE"]) {
+      const response = await registry(req(method, `/v2/r/manifests/${tag}`));
+      expect(response.status, method).toBe(404);
+      if (method !== "HEAD") expect(await errorCode(response)).toBe("MANIFEST_UNKNOWN");
+    }
+    const access = (action: string): Access[] => [{ type: "repository", name: "r", actions: [action] }];
+    expect(authCalls).toEqual([access("pull"), access("pull"), access("delete")]);
+    expect(storageCalls).toEqual([]);
+  });
+
+  it("answers DELETE of an invalid tag with 405 when deletion is disabled, like any other reference", async () => {
+    const { registry } = guarded();
+    const response = await registry(req("DELETE", "/v2/r/manifests/.hidden"));
+    expect(response.status).toBe(405);
+    expect(await errorCode(response)).toBe("UNSUPPORTED");
   });
 
   it("accepts a 128-character tag and mixed case", async () => {

@@ -63,16 +63,19 @@ describe("registry limits", () => {
     }
   });
 
-  it("repository names: 255 characters accepted, 256 is 400 NAME_INVALID; tags: 128 accepted, 129 is 400 TAG_INVALID", async () => {
+  it("repository names: 255 characters accepted, 256 is 400 NAME_INVALID; tags: 128 accepted, 129 is 400 TAG_INVALID on PUT and 404 MANIFEST_UNKNOWN on GET", async () => {
     const at = "a/" + "b".repeat(MAX_NAME_LENGTH - 2);
     expect((await registry(req("GET", `/v2/${at}/tags/list`))).status).toBe(404); // NAME_UNKNOWN: valid, just absent
     const over = await registry(req("GET", `/v2/${at}b/tags/list`));
     expect(over.status).toBe(400);
     expect((await json(over)).errors[0].code).toBe("NAME_INVALID");
     expect((await json(await registry(req("GET", `/v2/lim/app/manifests/${"t".repeat(128)}`)))).errors[0].code).toBe("MANIFEST_UNKNOWN");
-    const tag = await registry(req("GET", `/v2/lim/app/manifests/${"t".repeat(129)}`));
-    expect(tag.status).toBe(400);
-    expect((await json(tag)).errors[0].code).toBe("TAG_INVALID");
+    const put = await registry(req("PUT", `/v2/lim/app/manifests/${"t".repeat(129)}`, { body: "{}" }));
+    expect(put.status).toBe(400);
+    expect((await json(put)).errors[0].code).toBe("TAG_INVALID");
+    const get = await registry(req("GET", `/v2/lim/app/manifests/${"t".repeat(129)}`));
+    expect(get.status).toBe(404);
+    expect((await json(get)).errors[0].code).toBe("MANIFEST_UNKNOWN");
   });
 
   it("_state longer than 2048 characters is 400 BLOB_UPLOAD_INVALID", async () => {
