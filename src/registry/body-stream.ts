@@ -24,7 +24,8 @@ export interface AppendResult {
  * Append the request body to `key`, which must currently hold `expectedSize`
  * bytes. Throws `RANGE_INVALID` (416) when it does not, and
  * `BLOB_UPLOAD_INVALID` (400) when the client's body fails or the request is
- * aborted; other failures (the driver's) propagate.
+ * aborted; other failures (the driver's) propagate. With `create` false the
+ * upload object must exist (a session being continued, not started).
  *
  * The bytes are hashed into `hasher` (a fresh one for `algorithm` when not
  * given) as they pass to the driver; after a failure the hasher's state is
@@ -37,6 +38,7 @@ export async function appendBody(
   expectedSize: number,
   algorithm: DigestAlgorithm,
   hasher: StreamHasher = createHasher(algorithm),
+  create = true,
 ): Promise<AppendResult> {
   let written = 0;
   let bodyFailed = false;
@@ -71,11 +73,14 @@ export async function appendBody(
     );
   }
   try {
-    const size = await storage.append(key, stream, { expectedSize, signal: request.signal });
+    const size = await storage.append(key, stream, { expectedSize, create, signal: request.signal });
     return { size, written, hasher };
   } catch (error) {
     if (error instanceof StorageError && error.code === "conflict") {
-      throw new RegistryError("RANGE_INVALID", "upload offset does not match the stored size", 416);
+      // The size moved, or another request is writing to this upload right now (one writer at a time).
+      throw new RegistryError("RANGE_INVALID", "upload offset does not match the stored size, or another request is writing to this upload", 416, undefined, {
+        Range: `0-${Math.max(0, expectedSize - 1)}`,
+      });
     }
     if (bodyFailed || request.signal.aborted) {
       throw new RegistryError("BLOB_UPLOAD_INVALID", "the request body could not be read to the end");

@@ -18,6 +18,7 @@ import { createHasher, digestStream, type StreamHasher } from "./hash.js";
 import { blobData, layerLink, uploadData, uploadDir } from "./layout.js";
 import { absolute, digestHeaders, empty } from "./responses.js";
 import { ensureRepository, exists } from "./storage-io.js";
+import { StorageError } from "../storage/driver.js";
 import type { UploadState } from "./upload-state.js";
 import { HEADERS, setPair } from "./wire.js";
 
@@ -81,11 +82,17 @@ function keepHasher(ctx: RegistryContext, name: string, uuid: string, offset: nu
   if (ctx.liveHashers.size > LIVE_HASHERS) ctx.liveHashers.delete(ctx.liveHashers.keys().next().value!);
 }
 
-/** Verify the upload's bytes against `digest`, then make the blob visible in `name`. */
-async function commit(ctx: RegistryContext, request: Request, name: string, uuid: string, digest: Digest, computed: string | undefined): Promise<Response> {
+/**
+ * Verify the upload's first `size` bytes against `digest`, then make the blob
+ * visible in `name`. The move publishes exactly those `size` bytes or nothing:
+ * the driver refuses it (`conflict`) while another request is still writing to
+ * the upload or when the upload grew meanwhile, so a committed blob always
+ * hashes to its name (see the driver contract's "one writer, a final move").
+ */
+async function commit(ctx: RegistryContext, request: Request, name: string, uuid: string, digest: Digest, computed: string | undefined, size: number): Promise<Response> {
   const key = uploadData(name, uuid);
   if (computed === undefined) {
-    const stream = await ctx.storage.read(key);
+    const stream = await ctx.storage.read(key, { offset: 0, length: size });
     if (!stream) throw uploadUnknown();
     computed = await digestStream(digest.algorithm, stream);
   }
@@ -95,11 +102,22 @@ async function commit(ctx: RegistryContext, request: Request, name: string, uuid
     throw new RegistryError("DIGEST_INVALID", "provided digest did not match uploaded content", 400, { digest: digest.value });
   }
   // Order matters for crash safety: bytes first (invisible until linked), then the link.
-  await ctx.storage.move(key, blobData(digest));
+  try {
+    await ctx.storage.move(key, blobData(digest), { expectedSize: size });
+  } catch (error) {
+    if (error instanceof StorageError && error.code === "not_found") throw uploadUnknown();
+    if (error instanceof StorageError && error.code === "conflict") throw busy(size);
+    throw error;
+  }
   await ctx.storage.deletePrefix(uploadDir(name, uuid));
   await ctx.storage.write(layerLink(name, digest), new TextEncoder().encode(digest.value));
   await ensureRepository(ctx.storage, name);
   return blobCreated(request, name, digest);
+}
+
+/** Another request is writing to the upload, or it changed since this request read its size. */
+function busy(size: number): RegistryError {
+  return new RegistryError("RANGE_INVALID", "another request is writing to this upload; ask its status (GET) and continue from the Range it reports", 416, { size }, { Range: rangeValue(size) });
 }
 
 function blobCreated(request: Request, name: string, digest: Digest): Response {
@@ -136,7 +154,7 @@ export async function startUpload(ctx: RegistryContext, request: Request, url: U
       await ctx.storage.deletePrefix(uploadDir(name, uuid)).catch(() => {});
       throw error;
     }
-    return commit(ctx, request, name, uuid, digest, result.hasher.digest());
+    return commit(ctx, request, name, uuid, digest, result.hasher.digest(), result.size);
   }
   await ctx.storage.write(uploadData(name, uuid), new Uint8Array(0));
   return sessionResponse(ctx, request, { name, uuid, offset: 0, startedAt }, 202);
@@ -145,28 +163,41 @@ export async function startUpload(ctx: RegistryContext, request: Request, url: U
 const CONTENT_RANGE = /^(?:bytes )?(\d+)-(\d+)(?:\/(?:\d+|\*))?$/;
 
 /**
+ * Check a chunk's `Content-Range: a-b` (optional): it must be well formed,
+ * start at the upload's current `size`, have `b >= a`, and agree with
+ * `Content-Length`; otherwise 416 with the current `Range`, and the session
+ * stays as it was.
+ */
+function checkContentRange(request: Request, size: number): void {
+  const contentRange = request.headers.get("content-range");
+  if (contentRange === null) return;
+  const match = CONTENT_RANGE.exec(contentRange.trim());
+  if (!match) throw new RegistryError("RANGE_INVALID", "malformed Content-Range", 416, undefined, { Range: rangeValue(size) });
+  const start = Number(match[1]);
+  const end = Number(match[2]);
+  if (!Number.isSafeInteger(end) || end < start) {
+    throw new RegistryError("RANGE_INVALID", "Content-Range ends before it starts", 416, undefined, { Range: rangeValue(size) });
+  }
+  if (start !== size) throw offsetMismatch(size);
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) !== end - start + 1) {
+    throw new RegistryError("RANGE_INVALID", "Content-Range does not match Content-Length", 416, undefined, { Range: rangeValue(size) });
+  }
+}
+
+/**
  * `PATCH` a chunk. With `Content-Range: a-b` the chunk must start at the
  * current offset (else 416); without it the body is appended (skopeo sends the
- * whole blob this way).
+ * whole blob this way). One request writes to an upload at a time: a PATCH
+ * that finds another still writing gets 416 and changes nothing.
  */
 export async function patchUpload(ctx: RegistryContext, request: Request, url: URL, name: string, uuid: string): Promise<Response> {
   const { state, size } = await loadSession(ctx, url, name, uuid);
   if (state.offset !== size) throw offsetMismatch(size);
-  const contentRange = request.headers.get("content-range");
-  if (contentRange !== null) {
-    const match = CONTENT_RANGE.exec(contentRange.trim());
-    if (!match) throw new RegistryError("RANGE_INVALID", "malformed Content-Range", 416, undefined, { Range: rangeValue(size) });
-    const start = Number(match[1]);
-    const end = Number(match[2]);
-    if (start !== size || end < start) throw offsetMismatch(size);
-    const declared = request.headers.get("content-length");
-    if (declared !== null && Number(declared) !== end - start + 1) {
-      throw new RegistryError("RANGE_INVALID", "Content-Range does not match Content-Length", 416, undefined, { Range: rangeValue(size) });
-    }
-  }
+  checkContentRange(request, size);
   // Continue this process's hash of the upload when it has seen every byte so far.
   const live = takeHasher(ctx, name, uuid, size, "sha256") ?? (size === 0 ? createHasher("sha256") : undefined);
-  const result = await appendBody(ctx.storage, request, uploadData(name, uuid), size, "sha256", live);
+  const result = await appendBody(ctx.storage, request, uploadData(name, uuid), size, "sha256", live, false);
   const next: UploadState = { name, uuid, offset: result.size, startedAt: state.startedAt };
   if (live) {
     keepHasher(ctx, name, uuid, result.size, live);
@@ -183,18 +214,21 @@ export async function putUpload(ctx: RegistryContext, request: Request, url: URL
   if (digestParam === null) throw new RegistryError("DIGEST_INVALID", "the digest query parameter is required");
   const digest = parseDigest(digestParam);
   if (state.offset !== size) throw offsetMismatch(size);
+  checkContentRange(request, size);
   const known = state.digest?.startsWith(`${digest.algorithm}:`) ? state.digest : undefined;
   const live = takeHasher(ctx, name, uuid, size, digest.algorithm);
   let computed: string | undefined = known;
+  let total = size;
   if (request.body && request.headers.get("content-length") !== "0") {
     const hasher = live ?? (size === 0 ? createHasher(digest.algorithm) : undefined);
-    const result = await appendBody(ctx.storage, request, uploadData(name, uuid), size, digest.algorithm, hasher);
+    const result = await appendBody(ctx.storage, request, uploadData(name, uuid), size, digest.algorithm, hasher, false);
+    total = result.size;
     if (hasher) computed = hasher.digest();
     else if (result.written > 0) computed = undefined;
   } else if (computed === undefined && live) {
     computed = live.digest();
   }
-  return commit(ctx, request, name, uuid, digest, computed);
+  return commit(ctx, request, name, uuid, digest, computed, total);
 }
 
 /** `GET` upload status: 204 with the current `Range` and a fresh `Location`. */

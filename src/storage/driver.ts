@@ -57,6 +57,16 @@ export type StorageBody = Uint8Array | ReadableStream<Uint8Array>;
  * - `append` grows an object that is being assembled (an upload in progress);
  *   it is readable between appends. `move` makes it visible under its final key
  *   atomically.
+ * - **One writer, a final move.** Appends to a key and a move of that key
+ *   exclude each other, also across processes that share the store: while an
+ *   append to `K` is in progress, another append to `K` or a `move(K, …)` fails
+ *   with `conflict` (or waits for it) and changes nothing; an append that
+ *   starts after a move of `K` began fails too (`conflict` when it expected a
+ *   size, as the registry always does). So once `move` has resolved, no byte of
+ *   any append ever reaches the moved object: it holds exactly the bytes `K`
+ *   held when the move took effect, and exactly `expectedSize` of them when
+ *   {@link MoveOptions.expectedSize} is given. This is what keeps a committed
+ *   blob equal to the bytes whose digest was checked.
  */
 export interface StorageDriver {
   /** A short name for logs and errors, e.g. `"memory"` or `"fs"`. */
@@ -83,8 +93,12 @@ export interface StorageDriver {
    */
   append(key: string, body: StorageBody, options?: AppendOptions): Promise<number>;
 
-  /** Atomically rename `from` to `to`, replacing `to`. Throws `"not_found"` when `from` is missing. */
-  move(from: string, to: string): Promise<void>;
+  /**
+   * Atomically rename `from` to `to`, replacing `to`. Throws `"not_found"` when
+   * `from` is missing, `"conflict"` when an append to `from` is in progress or
+   * `from` does not have {@link MoveOptions.expectedSize} bytes.
+   */
+  move(from: string, to: string, options?: MoveOptions): Promise<void>;
 
   /** Delete an object; deleting a missing object is not an error. */
   delete(key: string): Promise<void>;
@@ -108,6 +122,23 @@ export interface WriteOptions {
 /** Options for {@link StorageDriver.append}. */
 export interface AppendOptions extends WriteOptions {
   /** The size the object must have before this append (optimistic concurrency). */
+  expectedSize?: number;
+  /**
+   * Create the object when it is missing (default `true`). With `false`, an
+   * append to a missing object fails with `"conflict"` and creates nothing:
+   * the registry continues only an upload whose object exists, so a cancelled
+   * upload cannot be brought back by a request that raced its cancel.
+   */
+  create?: boolean;
+}
+
+/** Options for {@link StorageDriver.move}. */
+export interface MoveOptions {
+  /**
+   * The size `from` must have when the move takes effect; otherwise nothing is
+   * moved and a {@link StorageError} with code `"conflict"` is thrown. The
+   * registry passes the number of bytes whose digest it verified.
+   */
   expectedSize?: number;
 }
 
@@ -192,7 +223,14 @@ export function checked(driver: StorageDriver): StorageDriver {
     },
     write: async (key, body, options) => (assertValidKey(key), driver.write(key, body, options)),
     append: async (key, body, options) => (assertValidKey(key), driver.append(key, body, options)),
-    move: async (from, to) => (assertValidKey(from), assertValidKey(to), driver.move(from, to)),
+    move: async (from, to, options) => {
+      assertValidKey(from);
+      assertValidKey(to);
+      if (options?.expectedSize !== undefined && (!Number.isSafeInteger(options.expectedSize) || options.expectedSize < 0)) {
+        throw new StorageError("invalid_key", "invalid expected size");
+      }
+      return driver.move(from, to, options);
+    },
     delete: async (key) => (assertValidKey(key), driver.delete(key)),
     deletePrefix: async (prefix) => (assertValidKey(prefix), driver.deletePrefix(prefix)),
     list: async (prefix, options) => (assertValidKey(prefix), driver.list(prefix, options)),

@@ -11,6 +11,7 @@ export type {
   ByteRange,
   ListOptions,
   ListPage,
+  MoveOptions,
   ObjectInfo,
   StorageBody,
   StorageDriver,

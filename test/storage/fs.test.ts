@@ -255,11 +255,18 @@ describe("fs driver specifics", () => {
     expect(await readdir(path.join(root, "~tmp"))).toEqual(["running-write"]);
   });
 
-  it("serializes in-process appends without expectedSize (no bytes lost)", async () => {
-    await Promise.all(Array.from({ length: 20 }, (_, i) => store.append("ser/data", encoder.encode(`[${String(i).padStart(2, "0")}]`))));
+  it("concurrent appends without expectedSize: each lands whole or fails with conflict, never interleaved", async () => {
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) => store.append("ser/data", encoder.encode(`[${String(i).padStart(2, "0")}]`))),
+    );
+    const landed = results.flatMap((r, i) => (r.status === "fulfilled" ? [i] : []));
+    for (const r of results) if (r.status === "rejected") expect(r.reason).toMatchObject({ code: "conflict" });
+    expect(landed.length).toBeGreaterThanOrEqual(1);
     const text = await readFile(path.join(root, "ser/data"), "utf8");
-    expect(text).toHaveLength(80);
-    expect(text.match(/\[\d\d\]/g)).toHaveLength(20);
+    expect(text).toHaveLength(4 * landed.length);
+    expect(text.match(/\[\d\d\]/g)?.map((m) => Number(m.slice(1, 3))).sort((a, b) => a - b)).toEqual(landed);
+    // The one-writer lock is gone once they all settled: the next append goes through.
+    expect(await store.append("ser/data", encoder.encode("!"))).toBe(4 * landed.length + 1);
   });
 
   it("appends past the early-sync size (background fdatasync) keep every byte, and the object can be moved or removed at once", async () => {
@@ -296,5 +303,81 @@ describe("fs driver specifics", () => {
     await rm(path.join(root, "~tmp"), { recursive: true });
     await store.write("t/b", encoder.encode("2"));
     expect(await files()).toEqual(["t/a", "t/b"]);
+  });
+});
+
+describe("fs driver: the one-writer lock across processes", () => {
+  let root: string;
+  let store: StorageDriver;
+  const lockOf = (key: string): string => path.join(root, key + "~writer");
+  const plant = (key: string, holder: object): Promise<void> => writeFile(lockOf(key), JSON.stringify(holder));
+
+  beforeEach(async () => {
+    root = await mkdtemp(path.join(tmpdir(), "rk-fs-lock-"));
+    store = checked(fsStorage({ root, fsync: false, staleLockMs: 60_000 }));
+    await store.append("up/data", encoder.encode("abc"));
+  });
+  afterEach(async () => {
+    await store.close?.();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it("a lock held by a live process refuses appends and moves with conflict, and lists nothing extra", async () => {
+    // The parent of this test runner is alive and is not us.
+    await plant("up/data", { host: (await import("node:os")).hostname(), pid: process.ppid, process: "other", nonce: "n1" });
+    await expect(store.append("up/data", encoder.encode("x"), { expectedSize: 3 })).rejects.toMatchObject({ code: "conflict" });
+    await expect(store.move("up/data", "blob/data", { expectedSize: 3 })).rejects.toMatchObject({ code: "conflict" });
+    expect((await store.list("up")).keys).toEqual(["up/data"]);
+    expect(await readFile(path.join(root, "up/data"), "utf8")).toBe("abc");
+  });
+
+  it("a lock left by a dead process on this host is taken over at once", async () => {
+    await plant("up/data", { host: (await import("node:os")).hostname(), pid: 2 ** 22 + 12345, process: "gone", nonce: "n2" });
+    expect(await store.append("up/data", encoder.encode("d"), { expectedSize: 3 })).toBe(4);
+    await store.move("up/data", "blob/data", { expectedSize: 4 });
+    expect(await readFile(path.join(root, "blob/data"), "utf8")).toBe("abcd");
+    expect(await readdir(path.join(root, "up")).catch(() => [])).toEqual([]);
+  });
+
+  it("a lock with this pid but another process id (a restart that reused the pid) is taken over", async () => {
+    await plant("up/data", { host: (await import("node:os")).hostname(), pid: process.pid, process: "before-restart", nonce: "n3" });
+    expect(await store.append("up/data", encoder.encode("d"), { expectedSize: 3 })).toBe(4);
+  });
+
+  it("a lock of another host holds until it is older than staleLockMs", async () => {
+    await plant("up/data", { host: "elsewhere.invalid", pid: 1, process: "x", nonce: "n4" });
+    await expect(store.append("up/data", encoder.encode("d"), { expectedSize: 3 })).rejects.toMatchObject({ code: "conflict" });
+    const old = new Date(Date.now() - 61_000);
+    await utimes(lockOf("up/data"), old, old);
+    expect(await store.append("up/data", encoder.encode("d"), { expectedSize: 3 })).toBe(4);
+  });
+
+  it("an empty lock file (a crash right after creating it) is stale after a few seconds, not before", async () => {
+    await writeFile(lockOf("up/data"), "");
+    await expect(store.append("up/data", encoder.encode("d"), { expectedSize: 3 })).rejects.toMatchObject({ code: "conflict" });
+    const old = new Date(Date.now() - 6_000);
+    await utimes(lockOf("up/data"), old, old);
+    expect(await store.append("up/data", encoder.encode("d"), { expectedSize: 3 })).toBe(4);
+  });
+
+  it("two driver instances on one root (two processes' view) exclude each other", async () => {
+    const other = checked(fsStorage({ root, fsync: false }));
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let step = 0;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (step++ === 0) return controller.enqueue(encoder.encode("x"));
+        await gate;
+        controller.close();
+      },
+    }, { highWaterMark: 0 });
+    const appending = store.append("up/data", body, { expectedSize: 3 });
+    await new Promise((r) => setTimeout(r, 30));
+    await expect(other.move("up/data", "blob/data", { expectedSize: 3 })).rejects.toMatchObject({ code: "conflict" });
+    release();
+    expect(await appending).toBe(4);
+    await other.move("up/data", "blob/data", { expectedSize: 4 });
+    expect(await readFile(path.join(root, "blob/data"), "utf8")).toBe("abcx");
   });
 });

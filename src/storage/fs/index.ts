@@ -12,10 +12,11 @@
  *   `a/b/c`): a file cannot be a directory. Such a write fails with
  *   `StorageError("conflict")`; the registry's layout never does it.
  * - On case-insensitive filesystems, keys differing only in case collide.
- * - Appends to one key are serialized within this process only. Processes that
- *   share a root must not append to the same key concurrently; the registry
- *   guarantees that with the size it signs into each upload's `_state` (every
- *   append passes `expectedSize`, and only one client holds a given state).
+ * - One writer per key, across processes: an append or a move of `<key>` first
+ *   creates the lock file `<key>~writer` with `O_EXCL` (`~` is in no key, so it
+ *   never lists) and removes it when done; a second append or a move meanwhile
+ *   finds it and fails with `conflict`. A lock left by a killed process is
+ *   taken over once its holder is known to be gone (writer-lock.ts).
  *
  * @module
  */
@@ -30,12 +31,14 @@ import {
   type ByteRange,
   type ListOptions,
   type ListPage,
+  type MoveOptions,
   type ObjectInfo,
   type StorageBody,
   type StorageDriver,
   type WriteOptions,
 } from "../driver.js";
 import { bodyChunks, discard, throwIfAborted } from "../streams.js";
+import { acquireWriterLock, type WriterLock } from "./writer-lock.js";
 
 /** Options for {@link fsStorage}. */
 export interface FsStorageOptions {
@@ -59,10 +62,18 @@ export interface FsStorageOptions {
    * file's modification time fresh, so only abandoned files are removed.
    */
   staleTempMs?: number;
+  /**
+   * A writer lock (see the module comment) held by a process on another host
+   * that has not been refreshed for this long is taken to be left by a crash.
+   * Locks of processes on this host are checked by pid at once. Default 10 minutes.
+   */
+  staleLockMs?: number;
 }
 
 /** Name of the directory that holds in-flight writes. `~` is not allowed in keys. */
 const TMP_DIR = "~tmp";
+/** Suffix of the lock file an append or move holds on its key (see the module comment). */
+const WRITER_SUFFIX = "~writer";
 /** Batch this many bytes into one write(v) call: fewer syscalls, close to disk speed. */
 const WRITE_BATCH = 1024 * 1024;
 /** With fsync on, start the disk writeback of a large body every this many bytes (see writeBody). */
@@ -90,7 +101,7 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
   const tmpDir = path.join(root, TMP_DIR);
   const sync = options.fsync ?? true;
   const staleTempMs = options.staleTempMs ?? 24 * 60 * 60 * 1000;
-  const appendLocks = new Map<string, Promise<unknown>>();
+  const staleLockMs = options.staleLockMs ?? 10 * 60 * 1000;
   const pendingStats = new Map<string, Promise<ObjectInfo | undefined>>();
 
   // Created once; every method waits for it. The sweep of stale temp files runs beside it.
@@ -192,16 +203,65 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
   }
   const forgetAppends = (file: string): void => void appendedSinceSync.delete(file);
 
-  /** Run `task` after every earlier task for `key` in this process has finished. */
-  async function withAppendLock<T>(key: string, task: () => Promise<T>): Promise<T> {
-    const previous = appendLocks.get(key) ?? Promise.resolve();
-    const run = previous.then(task, task);
-    const settled = run.then(() => {}, () => {});
-    appendLocks.set(key, settled);
+  /**
+   * Become the one writer of `file` (see writer-lock.ts). `"missing"` when the
+   * file's directory does not exist and `create` is false.
+   */
+  async function takeWriter(file: string, create: boolean): Promise<WriterLock | "missing"> {
+    for (let attempt = 0; ; attempt++) {
+      const lock = await acquireWriterLock(file + WRITER_SUFFIX, staleLockMs);
+      if (lock !== "missing" || !create) return lock;
+      if (attempt >= RETRIES) throw new StorageError("conflict", "the object's directory keeps disappearing");
+      await makeParents(file);
+    }
+  }
+
+  /** The append itself, run by the one writer of `file` (see {@link takeWriter}). */
+  async function appendLocked(file: string, body: StorageBody, options: AppendOptions | undefined): Promise<number> {
+    let handle: FileHandle | undefined;
+    let before = 0;
+    let wrote = false;
+    // We hold the writer lock, so nobody else creates or grows the file meanwhile.
+    const existed = await isFile(file);
+    if (!existed && options?.create === false) {
+      discard(body);
+      throw new StorageError("conflict", "the object does not exist");
+    }
     try {
-      return await run;
-    } finally {
-      if (appendLocks.get(key) === settled) appendLocks.delete(key);
+      try {
+        handle = await fsp.open(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0), 0o644);
+      } catch (error) {
+        // The directory went away after we locked (a concurrent delete): the object is gone.
+        if (isMissing(error)) throw new StorageError("conflict", "the object was deleted meanwhile", { cause: error });
+        throw error;
+      }
+      const info = await handle.stat();
+      if (!info.isFile()) throw new StorageError("conflict", "the key is not an object");
+      before = info.size;
+      if (options?.expectedSize !== undefined && before !== options.expectedSize) {
+        throw new StorageError("conflict", `object size is ${before}, expected ${options.expectedSize}`);
+      }
+      wrote = true;
+      const written = await writeBody(handle, body, options?.signal, sync);
+      const size = before + written.size;
+      // No fsync here: the bytes become durable at the `move` that publishes them.
+      await handle.close();
+      handle = undefined;
+      // A sync writeBody started covered the whole file: only the tail after it counts.
+      if (written.unsynced < written.size) forgetAppends(file);
+      afterAppend(file, written.unsynced);
+      if (sync && !existed) await syncDir(path.dirname(file));
+      return size;
+    } catch (error) {
+      if (handle) {
+        // Undo a partial append so that the object keeps the size the caller knows.
+        if (wrote) await handle.truncate(before).catch(() => {});
+        await handle.close().catch(() => {});
+        // An append that created the file and then failed leaves no object behind.
+        if (!existed) await removeIfEmpty(file);
+      }
+      if (!wrote) discard(body);
+      throw toStorageError(error, "cannot append to");
     }
   }
 
@@ -297,64 +357,47 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
       if (signal?.aborted) discard(body);
       throwIfAborted(signal);
       await ready;
-      return withAppendLock(key, async () => {
-        let handle: FileHandle | undefined;
-        let before = 0;
-        let wrote = false;
-        // Under the lock, so nobody in this process creates it meanwhile.
-        const existed = await isFile(file);
-        try {
-          for (let attempt = 0; ; attempt++) {
-            try {
-              handle = await fsp.open(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0), 0o644);
-              break;
-            } catch (error) {
-              if (attempt >= RETRIES || errno(error) !== "ENOENT") throw error;
-              await makeParents(file);
-            }
-          }
-          const info = await handle.stat();
-          if (!info.isFile()) throw new StorageError("conflict", "the key is not an object");
-          before = info.size;
-          if (options?.expectedSize !== undefined && before !== options.expectedSize) {
-            throw new StorageError("conflict", `object size is ${before}, expected ${options.expectedSize}`);
-          }
-          wrote = true;
-          const written = await writeBody(handle, body, signal, sync);
-          const size = before + written.size;
-          // No fsync here: the bytes become durable at the `move` that publishes them.
-          await handle.close();
-          handle = undefined;
-          // A sync writeBody started covered the whole file: only the tail after it counts.
-          if (written.unsynced < written.size) forgetAppends(file);
-          afterAppend(file, written.unsynced);
-          if (sync && !existed) await syncDir(path.dirname(file));
-          return size;
-        } catch (error) {
-          if (handle) {
-            // Undo a partial append so that the object keeps the size the caller knows.
-            if (wrote) await handle.truncate(before).catch(() => {});
-            await handle.close().catch(() => {});
-            // An append that created the file and then failed leaves no object behind.
-            if (!existed) await removeIfEmpty(file);
-          }
-          if (!wrote) discard(body);
-          throw toStorageError(error, "cannot append to");
-        }
+      // Only an append that may create the object makes its directories.
+      const expected = options?.expectedSize;
+      const create = options?.create !== false;
+      const release = await takeWriter(file, create && (expected === undefined || expected === 0)).catch((error: unknown) => {
+        discard(body);
+        throw error;
       });
+      if (release === "missing") {
+        discard(body);
+        throw new StorageError("conflict", "the object does not exist");
+      }
+      const stopRefresh = release.keepFresh();
+      try {
+        return await appendLocked(file, body, options);
+      } finally {
+        stopRefresh();
+        await release.release();
+      }
     },
 
-    async move(from: string, to: string): Promise<void> {
+    async move(from: string, to: string, options?: MoveOptions): Promise<void> {
       const source = pathOf(from);
       const target = pathOf(to);
       await ready;
-      if (!(await isFile(source))) throw new StorageError("not_found", "no object to move");
-      if (source === target) return;
-      forgetAppends(source);
-      // Appends are not synced one by one: flush the object's bytes once, before it becomes visible.
-      if (sync) await syncFile(source);
-      // A source that vanishes meanwhile surfaces as ENOENT, mapped to "not_found".
-      await renameInto(source, target);
+      const release = await takeWriter(source, false);
+      if (release === "missing") throw new StorageError("not_found", "no object to move");
+      try {
+        const info = await fsp.lstat(source).catch(() => undefined);
+        if (!info?.isFile()) throw new StorageError("not_found", "no object to move");
+        if (options?.expectedSize !== undefined && info.size !== options.expectedSize) {
+          throw new StorageError("conflict", `object size is ${info.size}, expected ${options.expectedSize}`);
+        }
+        if (source === target) return;
+        forgetAppends(source);
+        // Appends are not synced one by one: flush the object's bytes once, before it becomes visible.
+        if (sync) await syncFile(source);
+        // A source that vanishes meanwhile (a delete) surfaces as ENOENT, mapped to "not_found".
+        await renameInto(source, target);
+      } finally {
+        await release.release();
+      }
       if (sync) await syncDir(path.dirname(source)).catch(() => {});
       await pruneEmptyDirs(path.dirname(source));
     },

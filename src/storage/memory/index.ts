@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { StorageError, type ByteRange, type ListOptions, type ListPage, type ObjectInfo, type StorageBody, type StorageDriver, type AppendOptions, type WriteOptions } from "../driver.js";
+import { StorageError, type ByteRange, type ListOptions, type ListPage, type MoveOptions, type ObjectInfo, type StorageBody, type StorageDriver, type AppendOptions, type WriteOptions } from "../driver.js";
 import { bodyChunks, discard } from "../streams.js";
 
 interface Entry {
@@ -16,6 +16,8 @@ interface Entry {
 /** Create an empty in-memory driver. Every call makes an independent store. */
 export function memoryStorage(): StorageDriver {
   const objects = new Map<string, Entry>();
+  // Keys with an append in progress: one writer per key, and no move under a writer.
+  const appending = new Set<string>();
 
   return {
     name: "memory",
@@ -48,29 +50,46 @@ export function memoryStorage(): StorageDriver {
 
     async append(key: string, body: StorageBody, options?: AppendOptions): Promise<number> {
       const current = objects.get(key);
-      if (options?.expectedSize !== undefined && (current?.size ?? 0) !== options.expectedSize) {
+      if (appending.has(key)) {
+        discard(body);
+        throw new StorageError("conflict", "another append to this object is in progress");
+      }
+      if ((options?.expectedSize !== undefined && (current?.size ?? 0) !== options.expectedSize) || (!current && options?.create === false)) {
         discard(body);
         throw new StorageError("conflict", `object size is ${current?.size ?? 0}, expected ${options.expectedSize}`);
       }
-      const { chunks, size } = await collect(body, options?.signal);
-      // Re-read after the await: another append may have landed meanwhile.
-      const now = objects.get(key);
-      if (options?.expectedSize !== undefined && (now?.size ?? 0) !== options.expectedSize) {
-        throw new StorageError("conflict", `object size is ${now?.size ?? 0}, expected ${options.expectedSize}`);
+      appending.add(key);
+      try {
+        const { chunks, size } = await collect(body, options?.signal);
+        // Re-read after the await: a write or delete may have replaced the object meanwhile.
+        const now = objects.get(key);
+        if (options?.expectedSize !== undefined && (now?.size ?? 0) !== options.expectedSize) {
+          throw new StorageError("conflict", `object size is ${now?.size ?? 0}, expected ${options.expectedSize}`);
+        }
+        if (!now && (current || options?.create === false)) {
+          throw new StorageError("conflict", "the object was deleted or does not exist");
+        }
+        const entry = now ?? { chunks: [], size: 0, modified: new Date() };
+        entry.chunks = [...entry.chunks, ...chunks];
+        entry.size += size;
+        entry.modified = new Date();
+        objects.set(key, entry);
+        return entry.size;
+      } finally {
+        appending.delete(key);
       }
-      const entry = now ?? { chunks: [], size: 0, modified: new Date() };
-      entry.chunks = [...entry.chunks, ...chunks];
-      entry.size += size;
-      entry.modified = new Date();
-      objects.set(key, entry);
-      return entry.size;
     },
 
-    async move(from: string, to: string): Promise<void> {
+    async move(from: string, to: string, options?: MoveOptions): Promise<void> {
       const entry = objects.get(from);
       if (!entry) throw new StorageError("not_found", "no object to move");
+      if (appending.has(from)) throw new StorageError("conflict", "an append to the object is in progress");
+      if (options?.expectedSize !== undefined && entry.size !== options.expectedSize) {
+        throw new StorageError("conflict", `object size is ${entry.size}, expected ${options.expectedSize}`);
+      }
       objects.delete(from);
-      objects.set(to, entry);
+      // A fresh entry: nothing that still holds the old one can change what was moved.
+      objects.set(to, { chunks: entry.chunks, size: entry.size, modified: entry.modified });
     },
 
     async delete(key: string): Promise<void> {

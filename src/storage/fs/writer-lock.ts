@@ -1,0 +1,146 @@
+/**
+ * The one-writer lock of the fs driver: a lock file `<object>~writer`, created
+ * with `O_EXCL` by an append or a move and removed when it is done, so that two
+ * writers, or a writer and a move, never hold the same object at once, also
+ * across processes that share the root.
+ *
+ * A process that dies while holding a lock leaves the file behind. The lock
+ * names its holder (host, pid, a per-process id), so a later caller on the same
+ * host can tell that the holder is gone and take the lock over; a holder on
+ * another host is trusted until the lock file has not been refreshed for
+ * `staleMs` (the holder refreshes it every quarter of that while it writes).
+ *
+ * @module
+ */
+import { randomUUID } from "node:crypto";
+import { constants, promises as fsp } from "node:fs";
+import { hostname } from "node:os";
+import { StorageError } from "../driver.js";
+
+/** Identifies this process across a restart that reuses its pid (pid 1 in a container). */
+const PROCESS_ID = randomUUID();
+const HOST = hostname();
+
+/** What a lock file holds. */
+interface Holder {
+  host: string;
+  pid: number;
+  process: string;
+  /** Unique to one acquisition, so a breaker knows it removed the stale lock it read. */
+  nonce: string;
+}
+
+/** A held lock: refresh it while writing, release it when done. */
+export interface WriterLock {
+  /** Keep the lock fresh for holders on other hosts while a long write runs; returns a stop function. */
+  keepFresh(): () => void;
+  /** Remove the lock (only if it is still ours). */
+  release(): Promise<void>;
+}
+
+/** A lock file with no holder written in it for this long was left by a crash. */
+const UNNAMED_STALE_MS = 5000;
+const OPEN_EXCL = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
+
+/**
+ * Take the lock at `lockPath`. Resolves to `"missing"` when its directory does
+ * not exist (the caller decides whether to create it), throws
+ * `StorageError("conflict")` when a live writer holds it.
+ */
+export async function acquireWriterLock(lockPath: string, staleMs: number): Promise<WriterLock | "missing"> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const holder: Holder = { host: HOST, pid: process.pid, process: PROCESS_ID, nonce: randomUUID() };
+    try {
+      const handle = await fsp.open(lockPath, OPEN_EXCL, 0o644);
+      try {
+        await handle.writeFile(JSON.stringify(holder));
+      } finally {
+        await handle.close();
+      }
+      return heldLock(lockPath, holder, staleMs);
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (code === "ENOENT" || code === "ENOTDIR") return "missing";
+      if (code !== "EEXIST") throw new StorageError("io", "cannot lock the object", { cause: error });
+    }
+    if (!(await breakIfStale(lockPath, staleMs))) break;
+  }
+  throw new StorageError("conflict", "another append or move of this object is in progress");
+}
+
+function heldLock(lockPath: string, holder: Holder, staleMs: number): WriterLock {
+  return {
+    keepFresh() {
+      const timer = setInterval(() => {
+        const now = new Date();
+        void fsp.utimes(lockPath, now, now).catch(() => {});
+      }, Math.max(1000, staleMs / 4));
+      timer.unref?.();
+      return () => clearInterval(timer);
+    },
+    async release() {
+      const current = await readHolder(lockPath);
+      if (current?.nonce === holder.nonce) await fsp.unlink(lockPath).catch(() => {});
+    },
+  };
+}
+
+async function readHolder(lockPath: string): Promise<Holder | undefined> {
+  try {
+    const parsed = JSON.parse(await fsp.readFile(lockPath, "utf8")) as Partial<Holder>;
+    if (typeof parsed.host !== "string" || typeof parsed.pid !== "number" || typeof parsed.process !== "string" || typeof parsed.nonce !== "string") {
+      return undefined;
+    }
+    return parsed as Holder;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the holder of a lock can no longer be writing. */
+async function isStale(lockPath: string, holder: Holder | undefined, staleMs: number): Promise<boolean> {
+  if (holder && holder.host === HOST) {
+    if (holder.pid === process.pid) return holder.process !== PROCESS_ID;
+    return !isAlive(holder.pid);
+  }
+  // Another host, or a lock file cut short by a crash while it was written (a live
+  // holder writes its name right after creating the file): go by age.
+  const info = await fsp.lstat(lockPath).catch(() => undefined);
+  const limit = holder ? staleMs : Math.min(staleMs, UNNAMED_STALE_MS);
+  return info !== undefined && Date.now() - info.mtimeMs > limit;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as { code?: string }).code === "EPERM";
+  }
+}
+
+/**
+ * Remove the lock at `lockPath` if its holder is gone. Resolves to true when
+ * the caller should try to take the lock again. The lock is first renamed
+ * aside, so that of two breakers only one removes it, and a fresh lock taken
+ * meanwhile by someone else is put back rather than removed.
+ */
+async function breakIfStale(lockPath: string, staleMs: number): Promise<boolean> {
+  const seen = await readHolder(lockPath);
+  if (!(await isStale(lockPath, seen, staleMs))) return false;
+  const aside = `${lockPath}.${randomUUID()}`;
+  try {
+    await fsp.rename(lockPath, aside);
+  } catch {
+    return true; // gone already: someone else broke or released it
+  }
+  const taken = await readHolder(aside);
+  if (seen !== undefined && taken?.nonce !== seen.nonce) {
+    // Not the lock we judged stale: put it back unless another took its place.
+    await fsp.link(aside, lockPath).catch(() => {});
+    await fsp.unlink(aside).catch(() => {});
+    return false;
+  }
+  await fsp.unlink(aside).catch(() => {});
+  return true;
+}
