@@ -5,10 +5,10 @@
  *
  * @module
  */
-import { readFile } from "node:fs/promises";
 import { collectGarbage, type GcReport } from "../registry/gc.js";
 import { describeStorage, openStorage } from "./all-in-one.js";
-import { parseConfigText, resolveConfig } from "./config.js";
+import { formatBytes, loadCommandConfig } from "./command-support.js";
+import type { AllInOneConfig } from "./config.js";
 import type { CliIo } from "./main.js";
 
 export const GC_USAGE = `Usage: registry-kit gc [--dry-run] [--remove-untagged] [--grace-period=SECONDS] [CONFIG]
@@ -45,11 +45,9 @@ export async function gcCommand(args: string[], io: CliIo): Promise<number> {
     io.err(GC_USAGE);
     return 2;
   }
-  let config: ReturnType<typeof resolveConfig>["config"];
+  let config: AllInOneConfig;
   try {
-    const file = positional[0];
-    const document = file === undefined ? undefined : parseConfigText(await readFile(file, "utf8"), file);
-    ({ config } = resolveConfig({ document, env: io.env, cwd: io.cwd }));
+    config = await loadCommandConfig(positional[0], io);
     if (config.storage.driver === "inmemory") {
       io.err("registry-kit gc: the configured storage is inmemory; there is nothing to collect");
       return 1;
@@ -87,15 +85,4 @@ export function reportLines(report: GcReport, where: string): string[] {
     `bytes ${report.dryRun ? "that would be freed" : "freed"}: ${report.bytesFreed} (${formatBytes(report.bytesFreed)})`,
   );
   return lines;
-}
-
-function formatBytes(n: number): string {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let value = n;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`;
 }

@@ -13,9 +13,11 @@ import { bannerLines, startupWarnings } from "./banner.js";
 import { ConfigError, parseConfigText, resolveConfig, type AllInOneConfig } from "./config.js";
 import { gcCommand } from "./gc.js";
 import { cliLogHook } from "./log.js";
+import { verifyCommand } from "./verify.js";
 
 const USAGE = `Usage: registry-kit serve [CONFIG]
        registry-kit gc [--dry-run] [--remove-untagged] [CONFIG]   (see registry-kit gc --help)
+       registry-kit verify [--quarantine] [--dry-run] [--json] [CONFIG]   (see registry-kit verify --help)
 
 Runs a container registry (/v2/), its token service (/service/token) and the
 user-management API (/api/users) on one origin.
@@ -58,6 +60,7 @@ export async function main(argv: string[], io: CliIo = defaultIo()): Promise<num
     return 0;
   }
   if (command === "gc") return gcCommand(rest, io);
+  if (command === "verify") return verifyCommand(rest, io);
   if (command !== "serve" || rest.length > 1 || rest.some((a) => a.startsWith("-"))) {
     io.err(USAGE);
     return 2;

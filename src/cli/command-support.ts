@@ -1,0 +1,32 @@
+/**
+ * What the maintenance commands (`gc`, `verify`) share: they open the storage
+ * `serve` would open with the same CONFIG and environment, and print sizes
+ * alike.
+ *
+ * @module
+ */
+import { readFile } from "node:fs/promises";
+import { parseConfigText, resolveConfig, type AllInOneConfig } from "./config.js";
+import type { CliIo } from "./main.js";
+
+/**
+ * The configuration `registry-kit serve [file]` would run with. Throws (a
+ * `ConfigError`, or the error reading `file`) when it is invalid; warnings
+ * are `serve`'s business and dropped.
+ */
+export async function loadCommandConfig(file: string | undefined, io: CliIo): Promise<AllInOneConfig> {
+  const document = file === undefined ? undefined : parseConfigText(await readFile(file, "utf8"), file);
+  return resolveConfig({ document, env: io.env, cwd: io.cwd }).config;
+}
+
+/** `1536` → `1.5 KiB`. */
+export function formatBytes(n: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let value = n;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`;
+}
