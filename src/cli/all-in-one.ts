@@ -37,6 +37,7 @@ import {
 } from "../users/index.js";
 import type { AllInOneConfig } from "./config.js";
 import { generatePassword, KEY_FILES, loadOrCreateSigningKey, loadOrCreateUploadSecret } from "./key-material.js";
+import { startPeriodicVerify } from "./verify-schedule.js";
 
 /** Extra inputs of {@link createAllInOne}. */
 export interface AllInOneOptions {
@@ -67,12 +68,14 @@ export interface AllInOneInfo {
   /** Set when this start created the first administrator; `password` only when it was generated. */
   admin?: { username: string; password?: string };
   uploadSecret: { source: "config" | "file"; file?: string; created: boolean };
+  /** The periodic blob verification (`registrykit.verify`), when on. */
+  verify?: { intervalMs: number; quarantine: boolean };
 }
 
 /** A composed server: one fetch handler for every path. */
 export interface AllInOne {
   handler: (request: Request) => Promise<Response>;
-  /** Release storage resources. */
+  /** Stop the periodic verify (waiting for a run in progress to stop) and release storage resources. */
   close(): Promise<void>;
   info: AllInOneInfo;
 }
@@ -195,9 +198,12 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
   // Every route is registry-kit's own and reads only the basics of a request.
   readsRequestBasics(handler);
 
+  // Started last, so that a failed start-up leaves no timer behind.
+  const periodicVerify = config.verify ? startPeriodicVerify(storage, config.verify, log) : undefined;
   return {
     handler,
     close: async () => {
+      await periodicVerify?.stop();
       await storage.close?.();
     },
     info: {
@@ -211,6 +217,7 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
       uploadSecret: uploadSecret.file !== undefined
         ? { source: "file", file: uploadSecret.file, created: uploadSecret.created }
         : { source: "config", created: false },
+      ...(config.verify ? { verify: { intervalMs: config.verify.intervalMs, quarantine: config.verify.quarantine } } : {}),
     },
   };
 }

@@ -28,6 +28,7 @@ export function bannerLines(url: string, info: AllInOneInfo, version: string): s
     if (info.auth.external) lines.push(`                  external token service; trusting ${info.auth.rootCertBundle}`);
   }
   lines.push(`  storage         ${info.storage}`);
+  if (info.verify) lines.push(`  verify          every ${formatInterval(info.verify.intervalMs)}, ${info.verify.quarantine ? "quarantine on" : "report only"}`);
   lines.push(`  keys            ${info.keyDirectory}`);
   if (info.tokenService) {
     lines.push(`  signing key     ${info.tokenService.keyFile}${info.tokenService.keyCreated ? " (generated now)" : ""}`);
@@ -44,6 +45,14 @@ export function bannerLines(url: string, info: AllInOneInfo, version: string): s
   }
   lines.push(LAST_LINE);
   return lines;
+}
+
+/** `86400000` → `24h`, `90000` → `90s`: the largest unit that divides the interval. */
+function formatInterval(ms: number): string {
+  for (const [unit, size] of [["h", 3_600_000], ["m", 60_000], ["s", 1000]] as const) {
+    if (ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms}ms`;
 }
 
 /** Hosts that mean "every interface". */

@@ -118,6 +118,7 @@ export const SCHEMA: KeySpec = {
       selfregistration: "ok",
       admin: { username: "ok", password: "ok" },
     },
+    verify: { enabled: "ok", interval: "ok", quarantine: "ok", concurrency: "ok" },
   },
 };
 

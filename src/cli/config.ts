@@ -15,9 +15,11 @@ import {
   bool, ConfigError, duration, stringList, headerMap, httpUrl, logLevel, parseAddr, pathPrefix, positiveInt, str,
   type CliLogLevel,
 } from "./config-values.js";
+import { resolveVerifySchedule, type VerifyScheduleConfig } from "./config-verify.js";
 
 export { ConfigError } from "./config-values.js";
 export type { CliLogLevel } from "./config-values.js";
+export type { VerifyScheduleConfig } from "./config-verify.js";
 
 /** The registry's token authentication (`auth.token`). */
 export interface TokenAuthConfig {
@@ -104,6 +106,8 @@ export interface AllInOneConfig {
   users?: UsersConfig;
   /** Signing key, certificate and upload secret live here. */
   keyDirectory: string;
+  /** The periodic blob verification (`registrykit.verify`); `undefined` = off. */
+  verify?: VerifyScheduleConfig;
 }
 
 /** What {@link resolveConfig} needs. */
@@ -212,6 +216,7 @@ export function resolveConfig(input: ResolveInput): Resolved {
   }
 
   const fullAuth = completeAuth(auth, tokenService, named);
+  const verify = resolveVerifySchedule(get, opt, named);
   const publicUrl = opt("http.host", httpUrl);
   const config: AllInOneConfig = {
     source: input.document === undefined ? "defaults" : "file",
@@ -244,6 +249,7 @@ export function resolveConfig(input: ResolveInput): Resolved {
         }
       : {}),
     keyDirectory: abs(opt("registrykit.keydirectory", str) ?? `${dataDir}/keys`),
+    ...(verify ? { verify } : {}),
   };
   checkPaths(config, named);
   if (!config.auth) warnings.push("auth: no authentication configured; anyone who can reach the server can push and pull");
