@@ -114,7 +114,7 @@ export function createRegistry(options: RegistryOptions): RegistryHandler {
     try {
       return await handle(ctx, authorize, request);
     } catch (error) {
-      if (error instanceof RegistryError) return error.toResponse(request);
+      if (error instanceof RegistryError) return withoutBodyForHead(request, error.toResponse(request));
       let path = "";
       try {
         path = new URL(request.url).pathname;
@@ -122,7 +122,7 @@ export function createRegistry(options: RegistryOptions): RegistryHandler {
         // keep the log event even for an unparsable URL
       }
       log({ level: "error", msg: "registry request failed", method: request.method, path, error });
-      return errorResponse("UNKNOWN", "internal server error", { status: 500, request });
+      return withoutBodyForHead(request, errorResponse("UNKNOWN", "internal server error", { status: 500, request }));
     }
   };
   // The registry reads only the basics of a request; so does its authorizer when it is registry-kit's own.
@@ -145,9 +145,7 @@ async function handle(ctx: RegistryContext, authorize: Authorizer, request: Requ
     throw methodNotAllowed(allowed.filter((m) => m !== "DELETE"), "deletion is disabled");
   }
   if (method === "HEAD" && route.kind !== "manifest" && route.kind !== "blob") {
-    const response = await dispatch(ctx, request, url, route, "GET");
-    await response.body?.cancel();
-    return new Response(null, { status: response.status, headers: response.headers });
+    return withoutBodyForHead(request, await dispatch(ctx, request, url, route, "GET"));
   }
   return dispatch(ctx, request, url, route, method);
 }
@@ -179,6 +177,17 @@ function dispatch(ctx: RegistryContext, request: Request, url: URL, route: Route
       if (method === "PUT") return putUpload(ctx, request, url, route.name, route.uuid);
       return cancelUpload(ctx, url, route.name, route.uuid);
   }
+}
+
+/**
+ * A HEAD response carries no content (RFC 9110 §9.3.2), errors included; its
+ * headers, `Content-Length` too, stay those the GET would get. Adapters drop
+ * the body anyway, but a handler called directly must not hand one out.
+ */
+async function withoutBodyForHead(request: Request, response: Response): Promise<Response> {
+  if (request.method.toUpperCase() !== "HEAD") return response;
+  await response.body?.cancel();
+  return new Response(null, { status: response.status, headers: response.headers });
 }
 
 function methodNotAllowed(allow: readonly string[], message = "method not allowed"): RegistryError {

@@ -61,3 +61,36 @@ describe("configuration", () => {
     }
   });
 });
+
+describe("errors answering HEAD", () => {
+  // RFC 9110 §9.3.2: no content in a HEAD response; the headers stay those of the GET's answer.
+  it("carry no body, but the status, error Content-Type and Content-Length of the GET's answer", async () => {
+    const registry = createRegistry({ storage: memoryStorage(), uploadSecret: "s" });
+    const cases = [
+      `/v2/r/blobs/${sha256("absent")}`,
+      `/v2/r/manifests/absent`,
+      `/v2/r/manifests/.invalid`,
+      `/v2/r/manifests/sha256:short`,
+      "/v2/r/tags/list",
+      "/v2/r/nothing-here",
+    ];
+    for (const path of cases) {
+      const get = await registry(req("GET", path));
+      const head = await registry(req("HEAD", path));
+      expect(head.status, path).toBe(get.status);
+      expect(head.status, path).toBeGreaterThanOrEqual(400);
+      expect(head.body, path).toBeNull();
+      expect(head.headers.get("content-type"), path).toBe(get.headers.get("content-type"));
+      expect(head.headers.get("content-length"), path).toBe(get.headers.get("content-length"));
+      expectApiVersion(head);
+    }
+  });
+
+  it("a 500 answering HEAD carries no body either", async () => {
+    const broken: StorageDriver = { ...memoryStorage(), stat: async () => { throw new Error("io"); } };
+    const registry = createRegistry({ storage: broken, uploadSecret: "s" });
+    const head = await registry(req("HEAD", `/v2/r/blobs/${sha256("x")}`));
+    expect(head.status).toBe(500);
+    expect(head.body).toBeNull();
+  });
+});
