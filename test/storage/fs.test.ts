@@ -352,7 +352,7 @@ describe("fs driver: the one-writer lock across processes", () => {
     expect(await store.append("up/data", encoder.encode("d"), { expectedSize: 3 })).toBe(4);
   });
 
-  it("an empty lock file (a crash right after creating it) is stale after a few seconds, not before", async () => {
+  it("a lock file with no readable holder is stale after a few seconds, not before", async () => {
     await writeFile(lockOf("up/data"), "");
     await expect(store.append("up/data", encoder.encode("d"), { expectedSize: 3 })).rejects.toMatchObject({ code: "conflict" });
     const old = new Date(Date.now() - 6_000);

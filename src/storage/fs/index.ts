@@ -209,7 +209,7 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
    */
   async function takeWriter(file: string, create: boolean): Promise<WriterLock | "missing"> {
     for (let attempt = 0; ; attempt++) {
-      const lock = await acquireWriterLock(file + WRITER_SUFFIX, staleLockMs);
+      const lock = await acquireWriterLock(file + WRITER_SUFFIX, tmpDir, staleLockMs);
       if (lock !== "missing" || !create) return lock;
       if (attempt >= RETRIES) throw new StorageError("conflict", "the object's directory keeps disappearing");
       await makeParents(file);

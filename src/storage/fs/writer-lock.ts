@@ -1,6 +1,6 @@
 /**
  * The one-writer lock of the fs driver: a lock file `<object>~writer`, created
- * with `O_EXCL` by an append or a move and removed when it is done, so that two
+ * exclusively by an append or a move and removed when it is done, so that two
  * writers, or a writer and a move, never hold the same object at once, also
  * across processes that share the root.
  *
@@ -13,8 +13,9 @@
  * @module
  */
 import { randomUUID } from "node:crypto";
-import { constants, promises as fsp } from "node:fs";
+import { promises as fsp } from "node:fs";
 import { hostname } from "node:os";
+import path from "node:path";
 import { StorageError } from "../driver.js";
 
 /** Identifies this process across a restart that reuses its pid (pid 1 in a container). */
@@ -38,34 +39,41 @@ export interface WriterLock {
   release(): Promise<void>;
 }
 
-/** A lock file with no holder written in it for this long was left by a crash. */
+/** A lock file without a readable holder (written by hand, or damaged) this old is stale. */
 const UNNAMED_STALE_MS = 5000;
-const OPEN_EXCL = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
 
 /**
  * Take the lock at `lockPath`. Resolves to `"missing"` when its directory does
  * not exist (the caller decides whether to create it), throws
  * `StorageError("conflict")` when a live writer holds it.
  */
-export async function acquireWriterLock(lockPath: string, staleMs: number): Promise<WriterLock | "missing"> {
+export async function acquireWriterLock(lockPath: string, tmpDir: string, staleMs: number): Promise<WriterLock | "missing"> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const holder: Holder = { host: HOST, pid: process.pid, process: PROCESS_ID, nonce: randomUUID() };
+    // Written whole first, then linked into place: link() fails if the lock exists (as
+    // O_EXCL would), and a lock is never seen without its holder's name in it.
+    const temp = path.join(tmpDir, `lock-${holder.nonce}`);
     try {
-      const handle = await fsp.open(lockPath, OPEN_EXCL, 0o644);
-      try {
-        await handle.writeFile(JSON.stringify(holder));
-      } finally {
-        await handle.close();
-      }
+      await fsp.writeFile(temp, JSON.stringify(holder), { flag: "wx", mode: 0o644 });
+      await fsp.link(temp, lockPath);
       return heldLock(lockPath, holder, staleMs);
     } catch (error) {
       const code = (error as { code?: string }).code;
-      if (code === "ENOENT" || code === "ENOTDIR") return "missing";
+      if (code === "ENOENT" || code === "ENOTDIR") {
+        // Our temp file is there, so it is the lock's directory that is missing.
+        if (await exists(temp)) return "missing";
+      }
       if (code !== "EEXIST") throw new StorageError("io", "cannot lock the object", { cause: error });
+    } finally {
+      await fsp.unlink(temp).catch(() => {});
     }
     if (!(await breakIfStale(lockPath, staleMs))) break;
   }
   throw new StorageError("conflict", "another append or move of this object is in progress");
+}
+
+async function exists(file: string): Promise<boolean> {
+  return fsp.lstat(file).then(() => true, () => false);
 }
 
 function heldLock(lockPath: string, holder: Holder, staleMs: number): WriterLock {
@@ -103,8 +111,7 @@ async function isStale(lockPath: string, holder: Holder | undefined, staleMs: nu
     if (holder.pid === process.pid) return holder.process !== PROCESS_ID;
     return !isAlive(holder.pid);
   }
-  // Another host, or a lock file cut short by a crash while it was written (a live
-  // holder writes its name right after creating the file): go by age.
+  // Another host, or a lock file with no readable holder in it: go by age.
   const info = await fsp.lstat(lockPath).catch(() => undefined);
   const limit = holder ? staleMs : Math.min(staleMs, UNNAMED_STALE_MS);
   return info !== undefined && Date.now() - info.mtimeMs > limit;
