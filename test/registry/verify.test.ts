@@ -10,7 +10,9 @@ import { createRegistry, verifyBlobs, type VerifyProgress } from "../../src/regi
 import type { StorageDriver } from "../../src/storage/driver.js";
 import { fsStorage } from "../../src/storage/fs/index.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
-import { bytes, pushBlob, req, sha256 } from "./helpers.js";
+import { bytes, errorCode, pushBlob, pushImage, req, sha256 } from "./helpers.js";
+
+const MANIFEST_TYPE = "application/vnd.oci.image.manifest.v1+json";
 import { corrupt, dataKey, describeVerifyCases, pushAs, snapshot } from "./verify-cases.js";
 
 describeVerifyCases("memory", async () => ({ storage: memoryStorage() }));
@@ -181,6 +183,29 @@ describe("verifyBlobs: stop and resume", () => {
     expect(report).toMatchObject({ aborted: true, checked: 0, mismatches: [] });
     expect(report.resumeAfter).toBeUndefined();
     expect(await snapshot(storage)).toEqual(before);
+  });
+});
+
+describe("verifyBlobs: a corrupt manifest", () => {
+  it("is quarantined like a layer: GET of the manifest answers MANIFEST_UNKNOWN, and pushing it again repairs it", async () => {
+    const storage = memoryStorage();
+    const registry = createRegistry({ storage, uploadSecret: "verify-test" });
+    const image = await pushImage(registry, "app", "v1");
+    await corrupt(storage, image.digest, image.manifest.replace("schemaVersion", "schemaversion"));
+
+    const report = await verifyBlobs(storage, { quarantine: true });
+
+    expect(report.mismatches.map((m) => m.digest)).toEqual([image.digest]);
+    // A fresh process: nothing cached from before.
+    const fresh = createRegistry({ storage, uploadSecret: "verify-test" });
+    const gone = await fresh(req("GET", `/v2/app/manifests/${image.digest}`, { headers: { accept: MANIFEST_TYPE } }));
+    expect(gone.status).toBe(404);
+    expect(await errorCode(gone)).toBe("MANIFEST_UNKNOWN");
+    const put = await fresh(req("PUT", "/v2/app/manifests/v1", { body: image.manifest, headers: { "content-type": MANIFEST_TYPE } }));
+    expect(put.status).toBe(201);
+    const back = await fresh(req("GET", "/v2/app/manifests/v1", { headers: { accept: MANIFEST_TYPE } }));
+    expect(await back.text()).toBe(image.manifest);
+    expect((await verifyBlobs(storage)).mismatches).toEqual([]);
   });
 });
 
