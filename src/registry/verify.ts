@@ -71,7 +71,9 @@ export interface VerifyMismatch {
 
 /** A blob that could not be verified. */
 export interface VerifyError {
+  /** The blob's digest. */
   digest: string;
+  /** Why it could not be verified (`quarantine: …` when only the move failed). */
   message: string;
 }
 
@@ -272,11 +274,17 @@ async function quarantineBlob(run: Run, digest: Digest, hashed: Hashed): Promise
     if (isNotFound(error)) return "vanished";
     throw error;
   }
-  // Not abortable: a stop must not leave bytes in quarantine that were never found wrong.
-  const moved = (await hashObject(storage, target, digest.algorithm, undefined)) ?? hashed;
-  if (moved.digest === digest.value) {
-    await storage.move(target, key);
-    return "repaired";
+  let moved: Hashed;
+  try {
+    // Not abortable: a stop must not leave bytes in quarantine that were never found wrong.
+    moved = (await hashObject(storage, target, digest.algorithm, undefined)) ?? hashed;
+    if (moved.digest === digest.value) {
+      await storage.move(target, key);
+      return "repaired";
+    }
+  } catch (error) {
+    // Say where the bytes are: the operator may have to move them back.
+    throw new Error(`the bytes were moved to ${target} and then: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   const info: QuarantineInfo = { digest: digest.value, actualDigest: moved.digest, size: moved.size, from: key, quarantinedAt: at.toISOString() };
   // The bytes are already out of reach; a missing note is worth a warning, not a failure.

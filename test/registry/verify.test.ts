@@ -244,6 +244,29 @@ describe("verifyBlobs: what it reports and refuses", () => {
     expect(report).toMatchObject({ checked: 1, mismatches: [], quarantined: 0, errors: [{ digest: broken, message: "disk on fire" }] });
   });
 
+  it("reports the mismatch and the error when the move to quarantine fails; the corrupt bytes stay where they were", async () => {
+    const inner = memoryStorage();
+    const registry = createRegistry({ storage: inner, uploadSecret: "verify-test" });
+    const digest = await pushBlob(registry, "app", "bytes");
+    await corrupt(inner, digest, "rot");
+    const storage: StorageDriver = {
+      ...inner,
+      move: async () => {
+        throw new Error("read-only filesystem");
+      },
+    };
+
+    const report = await verifyBlobs(storage, { quarantine: true });
+
+    expect(report).toMatchObject({
+      checked: 1, quarantined: 0,
+      mismatches: [{ digest, actualDigest: sha256("rot"), size: 3 }],
+      errors: [{ digest, message: "quarantine: read-only filesystem" }],
+    });
+    expect(report.mismatches[0]!.quarantinedAs).toBeUndefined();
+    expect(await inner.stat(dataKey(digest))).toMatchObject({ size: 3 });
+  });
+
   it("ignores keys under blobs/ that are not a blob's data", async () => {
     const storage = memoryStorage();
     await storage.write("blobs/sha256/zz/not-a-digest/data", bytes("x"));
