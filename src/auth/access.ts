@@ -29,6 +29,18 @@ export interface Principal {
   admin: boolean;
   /** The numeric user id when the caller comes from the user store. */
   id?: number;
+  /**
+   * An identifier that never changes for this user and is never given to
+   * another (the user store's `uid`). The token service binds refresh tokens
+   * and access tokens to it (claim `uid`), see `bindingClaims`.
+   */
+  uid?: string;
+  /**
+   * The user's credential version (the user store's `credentialVersion`):
+   * changes whenever tokens issued before must stop working (claim
+   * `cred_ver`). Taken as 0 when `uid` is set and this is not.
+   */
+  credentialVersion?: number;
 }
 
 /**

@@ -48,36 +48,49 @@ export interface MemoryUser {
 export interface MemoryCredentials extends CredentialCheck {
   /** The principal of a user, or `undefined` (used by the token service to re-check refresh tokens). */
   lookupUser(name: string): Promise<Principal | undefined>;
-  /** Add a user or replace one. */
+  /** Add a user, or replace one: a replaced user's refresh tokens stop working (its credential version changes). */
   setUser(name: string, user: MemoryUser): void;
-  /** Remove a user; their refresh tokens stop working. */
+  /** Remove a user; their refresh tokens stop working, also once a new user takes the name (it gets a new `uid`). */
   deleteUser(name: string): void;
+}
+
+interface MemoryEntry {
+  user: MemoryUser;
+  uid: string;
+  version: number;
 }
 
 /**
  * An in-memory credential check for tests and examples: plain passwords,
- * compared in constant time. Not for production (use the user store).
+ * compared in constant time. Each user has a random `uid` and a credential
+ * version raised by `setUser`, as store users do. Not for production (use
+ * the user store).
  *
  * @example memoryCredentials({ alice: { password: "s3cret", admin: true } })
  */
 export function memoryCredentials(users: Record<string, MemoryUser>): MemoryCredentials {
-  const table = new Map(Object.entries(users));
-  const principal = (name: string, u: MemoryUser): Principal => {
-    const p: Principal = { name, admin: u.admin ?? false };
-    if (u.id !== undefined) p.id = u.id;
+  const table = new Map<string, MemoryEntry>();
+  const setUser = (name: string, user: MemoryUser) => {
+    const old = table.get(name);
+    table.set(name, old ? { user, uid: old.uid, version: old.version + 1 } : { user, uid: crypto.randomUUID(), version: 0 });
+  };
+  for (const [name, user] of Object.entries(users)) setUser(name, user);
+  const principal = (name: string, e: MemoryEntry): Principal => {
+    const p: Principal = { name, admin: e.user.admin ?? false, uid: e.uid, credentialVersion: e.version };
+    if (e.user.id !== undefined) p.id = e.user.id;
     return p;
   };
   const check = async (username: string, password: string) => {
-    const u = table.get(username);
-    const ok = equalBytes(utf8(password), utf8(u?.password ?? "\u0000no-such-user"));
-    return u && ok ? principal(username, u) : undefined;
+    const e = table.get(username);
+    const ok = equalBytes(utf8(password), utf8(e?.user.password ?? "\u0000no-such-user"));
+    return e && ok ? principal(username, e) : undefined;
   };
   return Object.assign(check, {
     lookupUser: async (name: string) => {
-      const u = table.get(name);
-      return u ? principal(name, u) : undefined;
+      const e = table.get(name);
+      return e ? principal(name, e) : undefined;
     },
-    setUser: (name: string, user: MemoryUser) => void table.set(name, user),
+    setUser,
     deleteUser: (name: string) => void table.delete(name),
   });
 }

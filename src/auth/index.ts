@@ -10,6 +10,9 @@
 export type { Access, Authorizer, CredentialCheck, Principal } from "./access.js";
 export { allowAll } from "./access.js";
 
+export { bindingClaims, matchesBinding } from "./binding.js";
+export type { BindingClaims } from "./binding.js";
+
 export { DEFAULT_ALGORITHMS, MIN_RSA_BITS, algorithmSpec, allowList, isJwsAlgorithm } from "./algorithms.js";
 export type { AlgorithmSpec, JwsAlgorithm, KeyFamily } from "./algorithms.js";
 

@@ -11,13 +11,14 @@ import { silent, type LogHook } from "../http/log.js";
 import { readsRequestBasics } from "../http/request-basics.js";
 import { json } from "../http/response.js";
 import type { Access, CredentialCheck, Principal } from "./access.js";
+import { bindingClaims, matchesBinding } from "./binding.js";
 import { parseBasic } from "./credentials.js";
 import { b64url } from "./encoding.js";
 import { signJwt, type TokenClaims } from "./jwt.js";
 import type { KeyProvider } from "./keys.js";
 import { parseTokenForm, parseTokenQuery, type TokenRequest } from "./oauth-form.js";
 import { defaultPolicy, type AccessPolicy } from "./policy.js";
-import { createTokenVerifier, type TokenVerifier } from "./verifier.js";
+import { createTokenVerifier, type TokenVerifier, type VerifiedToken } from "./verifier.js";
 
 /** Options of {@link createTokenService}. */
 export interface TokenServiceOptions {
@@ -30,9 +31,11 @@ export interface TokenServiceOptions {
   /** Checks Basic (and `grant_type=password`) credentials. Without it, every credential is refused. */
   checkCredentials?: CredentialCheck;
   /**
-   * Looks a user up by name, to re-check refresh tokens (a deleted user's
-   * refresh token stops working, an admin flag change applies). Defaults to
-   * `checkCredentials.lookupUser` when that exists (as on `memoryCredentials()`).
+   * Looks a user up by name, to re-check refresh tokens: a deleted user's
+   * refresh token stops working, and one whose principal's `uid` or
+   * `credentialVersion` differs from the token's is refused (see
+   * `bindingClaims`). Defaults to `checkCredentials.lookupUser` when that
+   * exists (as on `memoryCredentials()` and `storeCredentialCheck()`).
    * Without it no refresh tokens are issued.
    */
   lookupUser?: (name: string) => Promise<Principal | undefined>;
@@ -175,21 +178,7 @@ export function createTokenService(options: TokenServiceOptions): (request: Requ
 
   async function authenticate(req: TokenRequest, request: Request, fail: Fail): Promise<{ caller: Principal | undefined } | Response> {
     const unauthorized = () => fail(401, "unauthorized", "bad or missing credentials", { "www-authenticate": `Basic realm="${basicRealm}"` });
-    if (req.grant === "refresh_token") {
-      let sub: string;
-      try {
-        sub = (await verifyRefresh(req.refreshToken!)).subject;
-      } catch (e) {
-        log({ level: "info", msg: "refresh token refused", reason: (e as Error).message });
-        return fail(400, "invalid_grant", "refresh token is invalid or expired");
-      }
-      const user = lookupUser && sub ? await lookupUser(sub) : undefined;
-      if (!user) {
-        log({ level: "info", msg: "refresh token refused", reason: "user no longer exists", user: sub });
-        return fail(400, "invalid_grant", "refresh token is invalid or expired");
-      }
-      return { caller: user };
-    }
+    if (req.grant === "refresh_token") return refreshCaller(req.refreshToken!, fail);
     let creds: { username: string; password: string } | null | undefined;
     if (req.grant === "password") creds = { username: req.username!, password: req.password! };
     else creds = parseBasic(request.headers.get("authorization"));
@@ -212,6 +201,30 @@ export function createTokenService(options: TokenServiceOptions): (request: Requ
     return { caller };
   }
 
+  /**
+   * The caller of a refresh grant: the token's user as the credential source
+   * knows it now, only while it still has the `uid` and credential version
+   * the token was issued for (a password change, a reset, a role change or a
+   * re-created name refuses it, RFC 6749 §5.2 `invalid_grant`).
+   */
+  async function refreshCaller(token: string, fail: Fail): Promise<{ caller: Principal } | Response> {
+    const refused = (reason: string, user?: string) => {
+      log({ level: "info", msg: "refresh token refused", reason, ...(user !== undefined && { user }) });
+      return fail(400, "invalid_grant", "refresh token is invalid or expired");
+    };
+    let verified: VerifiedToken;
+    try {
+      verified = await verifyRefresh(token);
+    } catch (e) {
+      return refused((e as Error).message);
+    }
+    const sub = verified.subject;
+    const user = lookupUser && sub ? await lookupUser(sub) : undefined;
+    if (!user) return refused("user no longer exists", sub);
+    if (!matchesBinding(verified.claims, user)) return refused("the user's credentials changed since the token was issued", sub);
+    return { caller: user };
+  }
+
   async function issue(request: Request, req: TokenRequest, caller: Principal | undefined, service: string): Promise<Response> {
     const granted = clip(await policy(caller, req.scopes), req.scopes);
     const key = await options.keys.signingKey();
@@ -225,6 +238,8 @@ export function createTokenService(options: TokenServiceOptions): (request: Requ
       iat,
       jti: randomId(),
       access: granted,
+      // Management tokens are access tokens too: bound like refresh tokens.
+      ...(caller && bindingClaims(caller)),
     };
     const token = await signJwt(claims, key, { x5c: options.x5c !== false });
     const body: TokenResponseBody = { token, access_token: token, expires_in: expiresIn, issued_at: rfc3339(iat) };
@@ -238,6 +253,7 @@ export function createTokenService(options: TokenServiceOptions): (request: Requ
         iat,
         jti: randomId(),
         token_use: "refresh",
+        ...bindingClaims(caller),
       };
       body.refresh_token = await signJwt(refreshClaims, key, { x5c: false });
     }

@@ -176,7 +176,7 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
       const verifier = createTokenVerifier({ issuer: config.auth.issuer, audience: bearerAudience, keys: tokenKeys });
       authenticate = anyAuthenticator(
         basicAuthenticator(storeCredentialCheck(users)),
-        bearerAuthenticator(async (token) => ({ sub: (await verifier.verify(token)).subject }), users),
+        bearerAuthenticator(async (token) => (await verifier.verify(token)).claims, users),
       );
     }
     const service = createUserService({

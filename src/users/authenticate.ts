@@ -7,15 +7,25 @@
  * @module
  */
 import type { CredentialCheck, Principal } from "../auth/access.js";
+import { matchesBinding } from "../auth/binding.js";
+import { toPrincipal } from "./record.js";
 import type { UserStore } from "./store.js";
 
 /** Resolves the caller of a request, or `undefined`. Must not throw for bad credentials. */
 export type Authenticator = (request: Request) => Promise<Principal | undefined>;
 
-/** Verifies a bearer token (signature, issuer, audience = the management service, expiry). */
+/**
+ * Verifies a bearer token (signature, issuer, audience = the management
+ * service, expiry) and resolves to its claims (`VerifiedToken.claims` of
+ * registry-kit's verifier), or `undefined`.
+ */
 export type BearerVerifier = (token: string) => Promise<{
   /** The token's subject: the user name. */
-  sub: string;
+  sub?: unknown;
+  /** The user's `uid` the token was issued for (see `bindingClaims`). */
+  uid?: unknown;
+  /** The user's credential version the token was issued for. */
+  cred_ver?: unknown;
 } | undefined>;
 
 /**
@@ -33,9 +43,13 @@ export function basicAuthenticator(check: CredentialCheck): Authenticator {
 
 /**
  * `Authorization: Bearer <token>`: `verify` checks the token (it must only
- * accept tokens whose audience is the management service), and the token's
- * `sub` is mapped to the store's current record, so a deleted user or a
- * revoked role counts at once, whatever the token says.
+ * accept tokens whose audience is the management service), the token's `sub`
+ * is looked up in the store, and the token is accepted only while its `uid`
+ * and `cred_ver` claims equal the record's `uid` and `credentialVersion`
+ * (registry-kit's token service puts them in every token it issues to a store
+ * user). So a deleted user, a new user under a deleted user's name, a
+ * password change or reset, and a change of the administrator role each
+ * refuse the tokens issued before; tokens without these claims are refused.
  */
 export function bearerAuthenticator(verify: BearerVerifier, store: UserStore): Authenticator {
   return async (request) => {
@@ -45,7 +59,9 @@ export function bearerAuthenticator(verify: BearerVerifier, store: UserStore): A
     const claims = await verify(match[1]).catch(() => undefined);
     if (!claims || typeof claims.sub !== "string" || claims.sub === "") return undefined;
     const user = await store.getByUsername(claims.sub);
-    return user && { name: user.username, admin: user.sysadmin, id: user.id };
+    if (!user) return undefined;
+    const principal = toPrincipal(user);
+    return matchesBinding(claims, principal) ? principal : undefined;
   };
 }
 

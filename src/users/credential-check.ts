@@ -7,6 +7,7 @@
  */
 import type { CredentialCheck, Principal } from "../auth/access.js";
 import { spendDummy, verifyPassword, type ScryptParams } from "./password.js";
+import { toPrincipal } from "./record.js";
 import type { UserStore } from "./store.js";
 
 /** Options for {@link storeCredentialCheck}. */
@@ -21,8 +22,10 @@ export interface StoreCredentialCheckOptions {
 /**
  * A {@link CredentialCheck} that can also look a user up by name, without a
  * password: the token service uses {@link StoreCredentialCheck.lookupUser} to
- * re-check refresh tokens, so a deleted user's refresh token stops working and
- * a changed administrator role applies.
+ * re-check refresh tokens. Principals carry the record's `uid` and
+ * `credentialVersion`, so a refresh token stops working once its user is
+ * deleted (even when a new user takes the name), changes or is given a new
+ * password, or gains or loses the administrator role.
  */
 export interface StoreCredentialCheck extends CredentialCheck {
   lookupUser(name: string): Promise<Principal | undefined>;
@@ -37,7 +40,6 @@ export interface StoreCredentialCheck extends CredentialCheck {
  */
 export function storeCredentialCheck(store: UserStore, options: StoreCredentialCheckOptions = {}): StoreCredentialCheck {
   const dummy = options.scrypt ?? {};
-  const principal = (user: { username: string; sysadmin: boolean; id: number }): Principal => ({ name: user.username, admin: user.sysadmin, id: user.id });
   const check = async (username: string, password: string): Promise<Principal | undefined> => {
     const user = username.length > 0 && username.length <= 255 ? await store.getByUsername(username) : undefined;
     if (!user) {
@@ -45,11 +47,11 @@ export function storeCredentialCheck(store: UserStore, options: StoreCredentialC
       return undefined;
     }
     if (!(await verifyPassword(password, user.passwordHash, dummy))) return undefined;
-    return principal(user);
+    return toPrincipal(user);
   };
   const lookupUser = async (name: string): Promise<Principal | undefined> => {
     const user = name.length > 0 && name.length <= 255 ? await store.getByUsername(name) : undefined;
-    return user && principal(user);
+    return user && toPrincipal(user);
   };
   return Object.assign(check, { lookupUser });
 }

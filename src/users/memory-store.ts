@@ -49,7 +49,7 @@ export function memoryUserStore(options: MemoryUserStoreOptions = {}): UserStore
       if (byEmail(user.email)) throw new UserStoreError("duplicate_email", "e-mail address is taken");
       if (nextId > MAX_USER_ID) throw new UserStoreError("full", "no user id is left");
       const time = now().toISOString();
-      const record: UserRecord = { ...pickNew(user), id: nextId++, createdAt: time, updatedAt: time };
+      const record: UserRecord = { ...pickNew(user), id: nextId++, uid: crypto.randomUUID(), credentialVersion: 0, createdAt: time, updatedAt: time };
       users.set(record.id, record);
       return { ...record };
     },

@@ -6,7 +6,7 @@
  *
  * | Key | Holds |
  * |---|---|
- * | `<prefix>/by-id/<id, 10 digits>.json` | the record (JSON); the source of truth |
+ * | `<prefix>/by-id/<id, 10 digits>.json` | the record (JSON); the source of truth. Records written before `uid` and `credentialVersion` existed load with `legacyUid(id, createdAt)` and 0, and keep them when next written |
  * | `<prefix>/by-name/<folded name>` | the id owning that user name (an index) |
  * | `<prefix>/by-email/<folded e-mail>` | the id owning that e-mail (an index) |
  * | `<prefix>/next-id` | the next id to assign |
@@ -35,7 +35,7 @@
  */
 import { checked, type StorageDriver } from "../storage/driver.js";
 import { Mutex } from "./lock.js";
-import type { UserRecord } from "./record.js";
+import { legacyUid, type UserRecord } from "./record.js";
 import { MAX_USER_ID, UserStoreError, fold, type NewUser, type UserPatch, type UserQuery, type UserPage, type UserStore } from "./store.js";
 import { applyPatch, checkLastAdmin, matches, pageOf } from "./store-rules.js";
 
@@ -164,6 +164,8 @@ export function storageUserStore(driver: StorageDriver, options: StorageUserStor
         const time = now().toISOString();
         const record: UserRecord = {
           id,
+          uid: crypto.randomUUID(),
+          credentialVersion: 0,
           username: user.username,
           email: user.email,
           realname: user.realname,
@@ -226,8 +228,15 @@ function parseRecord(text: string): UserRecord | undefined {
   const strings = ["username", "email", "realname", "comment", "passwordHash", "createdAt", "updatedAt"] as const;
   if (typeof v.id !== "number" || typeof v.sysadmin !== "boolean") return undefined;
   for (const field of strings) if (typeof v[field] !== "string") return undefined;
+  // Records written before uid and credentialVersion existed load with a derived uid and version 0.
+  const uid = v.uid === undefined ? legacyUid(v.id, v.createdAt as string) : v.uid;
+  const credentialVersion = v.credentialVersion ?? 0;
+  if (typeof uid !== "string" || uid === "") return undefined;
+  if (!Number.isSafeInteger(credentialVersion) || (credentialVersion as number) < 0) return undefined;
   return {
     id: v.id,
+    uid,
+    credentialVersion: credentialVersion as number,
     username: v.username as string,
     email: v.email as string,
     realname: v.realname as string,

@@ -103,6 +103,53 @@ export function describeUserStoreContract(name: string, setup: () => UserStore |
       expect(await store.getById(a.id)).toEqual(next);
     });
 
+    it("gives every user a uid: distinct, kept by every update, new for a re-created name and in another store", async () => {
+      const store = await setup();
+      const a = await store.create(user("alice", { sysadmin: true }));
+      const b = await store.create(user("bob"));
+      expect(typeof a.uid).toBe("string");
+      expect(a.uid.length).toBeGreaterThanOrEqual(16);
+      expect(b.uid).not.toBe(a.uid);
+      await store.update(b.id, { passwordHash: "new", sysadmin: true, realname: "B", email: "b2@example.test", comment: "c" });
+      expect((await store.getById(b.id))?.uid).toBe(b.uid);
+      expect((await store.getByUsername("bob"))?.uid).toBe(b.uid);
+      expect((await store.list()).users.map((u) => u.uid)).toEqual([a.uid, b.uid]);
+      await store.delete(b.id);
+      const again = await store.create(user("bob"));
+      expect(again.uid).not.toBe(b.uid);
+      // A wiped and refilled store hands out the same ids and names, never the same uids.
+      const other = await (await setup()).create(user("alice", { sysadmin: true }));
+      expect(other.uid).not.toBe(a.uid);
+    });
+
+    it("starts credentialVersion at 0 and raises it on every password or role change, never on profile changes", async () => {
+      const store = await setup();
+      const root = await store.create(user("root", { sysadmin: true }));
+      const a = await store.create(user("alice"));
+      expect(a.credentialVersion).toBe(0);
+      let version = 0;
+      const expectVersion = async (change: "same" | "raised") => {
+        const now = (await store.getById(a.id))!.credentialVersion;
+        if (change === "same") expect(now).toBe(version);
+        else expect(now).toBeGreaterThan(version);
+        version = now;
+      };
+      await store.update(a.id, { realname: "A", comment: "c", email: "new@example.test" });
+      await expectVersion("same");
+      await store.update(a.id, { passwordHash: "new" });
+      await expectVersion("raised");
+      await store.update(a.id, { passwordHash: "new" }); // a reset to the same hash is still a reset
+      await expectVersion("raised");
+      await store.update(a.id, { sysadmin: true });
+      await expectVersion("raised");
+      await store.update(a.id, { sysadmin: true, realname: "A2" }); // not a change of role
+      await expectVersion("same");
+      expect((await store.update(a.id, { sysadmin: false })).credentialVersion).toBeGreaterThan(version);
+      await expectVersion("raised");
+      await refused(store.update(root.id, { sysadmin: false, passwordHash: "x" }), "last_admin");
+      expect((await store.getById(root.id))?.credentialVersion).toBe(root.credentialVersion);
+    });
+
     it("moves the e-mail index with an e-mail change and refuses a taken address", async () => {
       const store = await setup();
       const a = await store.create(user("alice"));

@@ -21,10 +21,17 @@ export function pageOf(all: UserRecord[], query: UserQuery): UserPage {
   return { users: all.slice(offset, offset + limit), total: all.length };
 }
 
-/** The record after a patch: only the fields present change, and `updatedAt` moves. */
+/**
+ * The record after a patch: only the fields present change, and `updatedAt`
+ * moves. A password write (even of the same hash: a reset is a reset) or a
+ * change of the administrator role raises `credentialVersion`, which refuses
+ * the refresh and management tokens issued before.
+ */
 export function applyPatch(current: UserRecord, patch: UserPatch, time: string): UserRecord {
+  const credentialsChange = patch.passwordHash !== undefined || (patch.sysadmin !== undefined && patch.sysadmin !== current.sysadmin);
   return {
     ...current,
+    ...(credentialsChange && { credentialVersion: current.credentialVersion + 1 }),
     ...(patch.email !== undefined && { email: patch.email }),
     ...(patch.realname !== undefined && { realname: patch.realname }),
     ...(patch.comment !== undefined && { comment: patch.comment }),

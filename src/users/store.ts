@@ -9,7 +9,11 @@
  *   at most {@link MAX_USER_ID}.
  * - User names are unique case-insensitively; e-mail addresses too, except the
  *   empty string (no address), which any number of users may have.
- * - The user name of a record never changes.
+ * - The user name of a record never changes, nor its `uid`: a random UUID
+ *   given at creation, unique across stores too.
+ * - `credentialVersion` starts at 0 and rises with every `update` that writes
+ *   `passwordHash` or changes `sysadmin`, and with no other (tokens bound to it
+ *   are refused once it changes).
  * - Once a store holds an administrator, no `update` or `delete` may leave it
  *   without one: such a call fails with `last_admin` and changes nothing.
  * - Each mutation is atomic with respect to the others in the same process:
@@ -24,7 +28,7 @@ import type { UserRecord } from "./record.js";
 /** The largest user id (2^31 - 1); ids above it are never assigned nor routed. */
 export const MAX_USER_ID = 2_147_483_647;
 
-/** The fields of a new user. The store assigns `id`, `createdAt` and `updatedAt`. */
+/** The fields of a new user. The store assigns `id`, `uid`, `credentialVersion` (0), `createdAt` and `updatedAt`. */
 export interface NewUser {
   /** Lower-case, validated user name. */
   username: string;
@@ -107,7 +111,8 @@ export interface UserStore {
    */
   create(user: NewUser): Promise<UserRecord>;
   /**
-   * Change a user; bumps `updatedAt`; resolves to the new record.
+   * Change a user; bumps `updatedAt` (and `credentialVersion` for a password
+   * write or a role change); resolves to the new record.
    * Throws `not_found`, `duplicate_email`, or `last_admin` (demoting the last administrator).
    */
   update(id: number, patch: UserPatch): Promise<UserRecord>;

@@ -63,7 +63,8 @@ describe("GET (Distribution token spec)", () => {
     expect(body.expires_in).toBe(60);
     expect(body.issued_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     const p = payloadOf(body.token);
-    expect(Object.keys(p)).toEqual(["iss", "sub", "aud", "exp", "nbf", "iat", "jti", "access"]);
+    expect(Object.keys(p)).toEqual(["iss", "sub", "aud", "exp", "nbf", "iat", "jti", "access", "uid", "cred_ver"]);
+    expect(p).toMatchObject({ uid: (await users.lookupUser("alice"))!.uid, cred_ver: 0 });
     expect(p).toMatchObject({ iss: ISSUER, sub: "alice", aud: SERVICE, access: [{ type: "repository", name: "alice/app", actions: ["pull"] }] });
     expect(p.iat).toBeGreaterThanOrEqual(before);
     expect(p.exp - p.iat).toBe(60);
@@ -285,17 +286,27 @@ describe("POST (OAuth2 form)", () => {
     expect((await tokenOf(await get(`service=${SERVICE}&offline_token=true`))).refresh_token).toBeUndefined();
   });
 
-  it("a deleted user's refresh token stops working; an admin flag change applies", async () => {
+  it("a replaced user's refresh token stops working, a new one carries the new admin flag; a deleted user's too, even once the name is taken again", async () => {
     const local = memoryCredentials({ carol: { password: "c-pw" } });
     const svc = make({ checkCredentials: local });
-    const { refresh_token } = await tokenOf(await get(`service=${SERVICE}&offline_token=true`, basic("carol", "c-pw"), svc));
+    const refreshToken = async () => (await tokenOf(await get(`service=${SERVICE}&offline_token=true`, basic("carol", "c-pw"), svc))).refresh_token as string;
+    const refresh = (refresh_token: string) => post({ grant_type: "refresh_token", refresh_token, service: SERVICE, scope: "repository:zed/x:push" }, svc);
+    const expectInvalidGrant = async (res: Response) => {
+      expect(res.status).toBe(400);
+      expect((await res.json()).error).toBe("invalid_grant");
+    };
+    const before = await refreshToken();
+    expect((await refresh(before)).status).toBe(200);
     local.setUser("carol", { password: "c-pw", admin: true });
-    const t = await tokenOf(await post({ grant_type: "refresh_token", refresh_token, service: SERVICE, scope: "repository:zed/x:push" }, svc));
+    await expectInvalidGrant(await refresh(before));
+    const admin = await refreshToken();
+    const t = await tokenOf(await refresh(admin));
     expect(payloadOf(t.token).access).toEqual([{ type: "repository", name: "zed/x", actions: ["push"] }]);
     local.deleteUser("carol");
-    const res = await post({ grant_type: "refresh_token", refresh_token, service: SERVICE }, svc);
-    expect(res.status).toBe(400);
-    expect((await res.json()).error).toBe("invalid_grant");
+    await expectInvalidGrant(await refresh(admin));
+    local.setUser("carol", { password: "c-pw", admin: true });
+    await expectInvalidGrant(await refresh(admin));
+    expect((await refresh(await refreshToken())).status).toBe(200);
   });
 
   it("a refresh token with a crit header or a non-integer time is invalid_grant; re-signed as is, it works", async () => {

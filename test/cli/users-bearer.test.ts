@@ -5,7 +5,8 @@
  * (`<auth.token.service>-management`, `registry-kit-management` by default).
  * Registry tokens, anonymous tokens, expired tokens, tokens from another key
  * and garbage are all 401; the store's current record decides (a deleted
- * user's token stops working, a revoked role counts at once).
+ * user's token stops working; a token is bound to the user's uid and
+ * credential version, so a role change refuses the tokens issued before).
  */
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -39,13 +40,14 @@ async function current(auth: string): Promise<Response> {
   return call("/api/users/current", { headers: { authorization: auth } });
 }
 
-/** A token signed with the server's own signing key, with chosen claims. */
+/** A token signed with the server's own signing key, with chosen claims (and the admin's current binding). */
 async function forged(claims: Record<string, unknown>, header?: Record<string, unknown>): Promise<string> {
   const keyFile = app.info.tokenService!.keyFile;
   const signing = await pemKeys({ privateKey: await readFile(keyFile, "utf8") }).signingKey();
   const now = Math.floor(Date.now() / 1000);
-  const payload = { iss: "registry-kit", aud: MANAGEMENT, sub: "admin", iat: now, nbf: now, exp: now + 300, jti: "t", access: [], ...claims };
-  return signJwt(payload, signing, header ? { header } : {});
+  const { uid, cred_ver } = payload(await token(MANAGEMENT, basic("admin", ADMIN_PASSWORD)));
+  const body = { iss: "registry-kit", aud: MANAGEMENT, sub: "admin", iat: now, nbf: now, exp: now + 300, jti: "t", access: [], uid, cred_ver, ...claims };
+  return signJwt(body, signing, header ? { header } : {});
 }
 
 beforeAll(async () => {
@@ -75,7 +77,7 @@ describe("management API behind the all-in-one server: Basic or Bearer", () => {
 
   it("a token for the management audience, obtained with Basic, identifies the caller", async () => {
     const t = await token(MANAGEMENT, basic("admin", ADMIN_PASSWORD));
-    expect(payload(t)).toMatchObject({ iss: "registry-kit", aud: MANAGEMENT, sub: "admin" });
+    expect(payload(t)).toMatchObject({ iss: "registry-kit", aud: MANAGEMENT, sub: "admin", uid: expect.any(String), cred_ver: 0 });
     const res = await current(bearer(t));
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ username: "admin", sysadmin_flag: true });
@@ -136,7 +138,13 @@ describe("management API behind the all-in-one server: Basic or Bearer", () => {
     expect((await current(bearer(tampered))).status).toBe(401);
   });
 
-  it("the store decides: a revoked role counts at once, a deleted user's token stops working", async () => {
+  it("a token without the user's binding (uid, cred_ver) is refused", async () => {
+    expect((await current(bearer(await forged({ uid: undefined, cred_ver: undefined })))).status).toBe(401);
+    expect((await current(bearer(await forged({ uid: "another" })))).status).toBe(401);
+    expect((await current(bearer(await forged({ cred_ver: 1 })))).status).toBe(401);
+  });
+
+  it("the store decides: a role change refuses the tokens issued before, a deleted user's token stops working", async () => {
     const admin = basic("admin", ADMIN_PASSWORD);
     const created = await call("/api/users", {
       method: "POST",
@@ -155,10 +163,12 @@ describe("management API behind the all-in-one server: Basic or Bearer", () => {
     const t = await token(MANAGEMENT, basic("erin", "Er1n-Password"));
     expect((await call("/api/users", { headers: { authorization: bearer(t) } })).status).toBe(200);
     expect((await setAdmin(false)).status).toBe(200);
-    expect((await call("/api/users", { headers: { authorization: bearer(t) } })).status).toBe(403);
-    expect((await current(bearer(t))).status).toBe(200);
+    expect((await call("/api/users", { headers: { authorization: bearer(t) } })).status).toBe(401);
+    const after = await token(MANAGEMENT, basic("erin", "Er1n-Password"));
+    expect((await call("/api/users", { headers: { authorization: bearer(after) } })).status).toBe(403);
+    expect((await current(bearer(after))).status).toBe(200);
     expect((await call(`/api/users/${id}`, { method: "DELETE", headers: { authorization: admin } })).status).toBe(204);
-    expect((await current(bearer(t))).status).toBe(401);
+    expect((await current(bearer(after))).status).toBe(401);
   });
 });
 

@@ -55,7 +55,7 @@ describe("secrets never leak into responses or logs", () => {
     const keys = generatedKeys({ alg: "RS256" });
     const pem = await keys.exportPem();
     const check = storeCredentialCheck(users, { scrypt: FAST });
-    const tokens = createTokenService({ issuer: "iss", service: "reg", keys, checkCredentials: check, lookupUser: async (n) => ((await users.getByUsername(n)) ? { name: n, admin: n === "admin" } : undefined), log });
+    const tokens = createTokenService({ issuer: "iss", service: "reg", keys, checkCredentials: check, log });
     const hsTokens = createTokenService({ issuer: "iss", service: "reg", keys: hmacKeys({ secret: HMAC_SECRET }), checkCredentials: check, log });
     const registry = createRegistry({ storage, uploadSecret: UPLOAD_SECRET, deleteEnabled: true, log, authorize: createTokenAuthorizer({ realm: "http://t/token", service: "reg", issuer: "iss", keys, log }) });
     const hsRegistry = createRegistry({ storage, uploadSecret: UPLOAD_SECRET, log, authorize: createTokenAuthorizer({ realm: "http://t/token", service: "reg", issuer: "iss", hmacSecret: HMAC_SECRET, log }) });

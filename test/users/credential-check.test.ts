@@ -13,8 +13,8 @@ async function setup() {
 describe("storeCredentialCheck", () => {
   it("maps users to principals; administrators become admin", async () => {
     const { check, root, alice } = await setup();
-    expect(await check("root", "Root1234")).toEqual({ name: "root", admin: true, id: root.id });
-    expect(await check("ALICE", "Alice1234")).toEqual({ name: "alice", admin: false, id: alice.id });
+    expect(await check("root", "Root1234")).toEqual({ name: "root", admin: true, id: root.id, uid: root.uid, credentialVersion: 0 });
+    expect(await check("ALICE", "Alice1234")).toEqual({ name: "alice", admin: false, id: alice.id, uid: alice.uid, credentialVersion: 0 });
   });
 
   it("refuses wrong passwords and unknown users without throwing", async () => {
@@ -59,7 +59,7 @@ describe("storeCredentialCheck with the token service: refresh tokens follow the
   it("issues a refresh token, honours it while the user exists, refuses it once the user is deleted", async () => {
     const { createTokenService, generatedKeys } = await import("../../src/auth/index.js");
     const { store, check, alice } = await setup();
-    expect(await check.lookupUser("ALICE")).toEqual({ name: "alice", admin: false, id: alice.id });
+    expect(await check.lookupUser("ALICE")).toEqual({ name: "alice", admin: false, id: alice.id, uid: alice.uid, credentialVersion: 0 });
     expect(await check.lookupUser("nobody")).toBeUndefined();
     const service = createTokenService({ issuer: "iss", service: "reg", keys: generatedKeys({ alg: "ES256" }), checkCredentials: check });
     const form = (fields: Record<string, string>) =>

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { anyAuthenticator, basicAuthenticator, bearerAuthenticator, storeCredentialCheck } from "../../src/users/index.js";
+import { anyAuthenticator, basicAuthenticator, bearerAuthenticator, storeCredentialCheck, type UserRecord } from "../../src/users/index.js";
 import { FAST, PASSWORDS, fixture, secrets, transcript } from "./helpers.js";
 
 describe("security properties", () => {
@@ -156,25 +156,36 @@ describe("security properties", () => {
     expect(await f.store.getByUsername("newbie")).toBeUndefined();
   });
 
-  it("accepts Bearer tokens mapped to the store's current record, beside Basic", async () => {
-    const tokens: Record<string, string> = { "tok.root": "root", "tok.alice": "alice", "tok.ghost": "ghost", "tok.anon": "" };
-    const verify = async (token: string) => (token in tokens ? { sub: tokens[token]! } : undefined);
+  it("accepts Bearer tokens bound to the store's current record, beside Basic", async () => {
+    // Claims as a verifier would resolve them; `bound` is what the token service puts in a token.
+    const tokens: Record<string, Record<string, unknown>> = {};
+    const bound = (r: UserRecord) => ({ sub: r.username, uid: r.uid, cred_ver: r.credentialVersion });
+    const verify = async (token: string) => tokens[token];
     const f = await fixture({}, (store) => anyAuthenticator(bearerAuthenticator(verify, store), basicAuthenticator(storeCredentialCheck(store, { scrypt: FAST }))));
+    Object.assign(tokens, {
+      "tok.root": bound(f.root),
+      "tok.alice": bound(f.alice),
+      "tok.ghost": { sub: "ghost", uid: f.alice.uid, cred_ver: 0 },
+      "tok.anon": { sub: "" },
+      "tok.unbound": { sub: "alice" },
+      "tok.other-uid": { ...bound(f.alice), uid: f.bob.uid },
+      "tok.other-version": { ...bound(f.alice), cred_ver: 1 },
+    });
     const bearer = (t: string) => ({ headers: { authorization: `Bearer ${t}` } });
     expect((await f.call("GET", "/api/users/current", bearer("tok.alice"))).json.username).toBe("alice");
     expect((await f.call("GET", "/api/users", bearer("tok.root"))).status).toBe(200);
     expect((await f.call("GET", "/api/users", bearer("tok.alice"))).status).toBe(403);
-    expect((await f.call("GET", "/api/users/current", bearer("tok.ghost"))).status).toBe(401);
-    expect((await f.call("GET", "/api/users/current", bearer("tok.anon"))).status).toBe(401);
-    expect((await f.call("GET", "/api/users/current", bearer("forged"))).status).toBe(401);
+    for (const t of ["tok.ghost", "tok.anon", "tok.unbound", "tok.other-uid", "tok.other-version", "forged"]) {
+      expect((await f.call("GET", "/api/users/current", bearer(t))).status, t).toBe(401);
+    }
     expect((await f.call("GET", "/api/users/current", { as: "bob" })).json.username).toBe("bob");
-    // a role revoked in the store counts at once, whatever the token says
+    // a role change refuses the tokens issued before; one issued after carries the new role
     await f.store.update(f.alice.id, { sysadmin: true });
-    expect((await f.call("GET", "/api/users", bearer("tok.alice"))).status).toBe(200);
-    await f.store.update(f.alice.id, { sysadmin: false });
-    expect((await f.call("GET", "/api/users", bearer("tok.alice"))).status).toBe(403);
-    await f.store.delete(f.alice.id);
     expect((await f.call("GET", "/api/users/current", bearer("tok.alice"))).status).toBe(401);
+    tokens["tok.alice.admin"] = bound((await f.store.getById(f.alice.id))!);
+    expect((await f.call("GET", "/api/users", bearer("tok.alice.admin"))).status).toBe(200);
+    await f.store.delete(f.alice.id);
+    expect((await f.call("GET", "/api/users/current", bearer("tok.alice.admin"))).status).toBe(401);
   });
 
   it("never puts a password, hash or salt in a response or a log line (checked over every test of this file)", async () => {

@@ -222,7 +222,7 @@ describe("storage-backed service", () => {
     const basic = (u: string, p: string) => ({ authorization: `Basic ${btoa(`${u}:${p}`)}` });
     const list = await again(new Request("http://x/api/users", { headers: basic("root", "Root1234") }));
     expect((await list.json()).map((u: { username: string }) => u.username)).toEqual(["root", "newbie"]);
-    expect(await storeCredentialCheck(store, { scrypt: FAST })("newbie", "Newbie123")).toEqual({ name: "newbie", admin: false, id: 2 });
+    expect(await storeCredentialCheck(store, { scrypt: FAST })("newbie", "Newbie123")).toMatchObject({ name: "newbie", admin: false, id: 2, credentialVersion: 0 });
   });
 });
 
