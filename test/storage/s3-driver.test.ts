@@ -139,7 +139,7 @@ describe("s3 driver (radosgw)", () => {
       size = await store.append("up/data", piece, { expectedSize: size });
     }
     expect(sha(await readAll(a, "up/data"))).toBe(sha(Buffer.concat(pieces)));
-    // Racing at one offset from both instances: If-None-Match lets exactly one win.
+    // Racing at one offset from both instances: the writer lock (and If-None-Match on the part) lets exactly one win.
     const results = await Promise.allSettled([a, b, a, b].map((s, i) => s.append("up/data", Buffer.from(`racer${i}`), { expectedSize: size })));
     expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
     for (const r of results) if (r.status === "rejected") expect((r.reason as StorageError).code).toBe("conflict");

@@ -272,6 +272,76 @@ describe("s3 driver: one writer, a final move (radosgw)", () => {
     await expect(store.move("l/c", "l/g")).rejects.toMatchObject({ code: expect.stringMatching(/^(not_found|conflict)$/) });
   });
 
+  it("a delete or deletePrefix during an append: the append takes its bytes back and the object stays deleted", async () => {
+    const root = freshRoot("del");
+    const a = driver(root);
+    const b = driver(root); // another process cancels the upload
+    for (const how of ["delete", "deletePrefix"] as const) {
+      for (const start of ["appended", "empty"] as const) {
+        const key = `up/${how}-${start}/data`;
+        // An upload with bytes in part objects, or one just started (an empty plain object).
+        if (start === "appended") await a.append(key, Buffer.from("abc"));
+        else await a.write(key, new Uint8Array(0));
+        const size = start === "appended" ? 3 : 0;
+        const body = gate();
+        const appending = a.append(key, heldBody(body.wait, Buffer.from("late bytes")), { expectedSize: size, create: false });
+        await new Promise((r) => setTimeout(r, 300));
+        if (how === "delete") await b.delete(key);
+        else await b.deletePrefix(key.slice(0, key.lastIndexOf("/")));
+        body.open();
+        await expect(appending).rejects.toMatchObject({ code: "conflict" });
+        expect(await b.stat(key)).toBeUndefined();
+        await expect(b.append(key, Buffer.from("z"), { expectedSize: size + 10, create: false })).rejects.toMatchObject({ code: "conflict" });
+      }
+    }
+    expect(await b.list("up")).toEqual({ keys: [], truncated: false });
+    expect(await rawKeys(root + "/")).toEqual([]);
+  });
+
+  it("an append that began while a deletePrefix was removing its upload does not bring it back", async () => {
+    const root = freshRoot("delrace");
+    const deleting = gate();
+    const reached = gate();
+    // The deleter has listed the upload and its DELETE of the (empty) upload object is held.
+    const holding: typeof fetch = async (input, init) => {
+      if ((init?.method ?? "GET") === "DELETE" && decodeURIComponent(new URL(String(input)).pathname).endsWith("/up/x/data")) {
+        reached.open();
+        await deleting.wait;
+      }
+      return fetch(input, init);
+    };
+    const a = driver(root);
+    const b = driver(root, { fetch: holding });
+    await a.write("up/x/data", new Uint8Array(0)); // an upload just started
+    const cancelling = b.deletePrefix("up/x");
+    await reached.wait;
+    // A PATCH arrives: the upload still exists; its body is held.
+    const body = gate();
+    const appending = a.append("up/x/data", heldBody(body.wait, Buffer.from("late bytes")), { expectedSize: 0, create: false });
+    await new Promise((r) => setTimeout(r, 300));
+    deleting.open();
+    await cancelling;
+    body.open();
+    await expect(appending).rejects.toMatchObject({ code: "conflict" });
+    expect(await a.stat("up/x/data")).toBeUndefined();
+    expect(await rawKeys(root + "/")).toEqual([]);
+  });
+
+  it("part objects past a gap (left by a crash) do not make a key exist, in stat or list", async () => {
+    const root = freshRoot("gap");
+    const store = driver(root);
+    await store.write("g/a", Buffer.from("a"));
+    const orphan = await rgw.request("PUT", `/${rgw.bucket}/${root}/g/b!0000000000000005`, { body: "orphan" });
+    expect(orphan.status).toBe(200);
+    expect(await store.stat("g/b")).toBeUndefined();
+    expect((await store.list("g")).keys).toEqual(["g/a"]);
+    expect(await store.list("g", { after: "g/a", limit: 0 })).toEqual({ keys: [], truncated: false });
+    // An append to it starts at 0 and then meets the orphan: refused, nothing lost.
+    await expect(store.append("g/b", Buffer.from("12345xyz"), { create: false })).rejects.toMatchObject({ code: "conflict" });
+    await store.delete("g/b");
+    expect(await rawKeys(`${root}/g/b`)).toEqual([]);
+  });
+
   it("locks are released after every append and move, failed ones included", async () => {
     const root = freshRoot("release");
     const store = driver(root);
@@ -315,7 +385,7 @@ describe("s3 driver: one writer, a final move (radosgw)", () => {
     expect(await rawKeys(root + "/")).toEqual([`${root}/t`]);
   });
 
-  it("costs one PUT and one DELETE of the lock per append and per move", async () => {
+  it("costs a lock PUT and DELETE per append and move, and a LIST that checks an append's outcome", async () => {
     const root = freshRoot("cost");
     const watch = watchedFetch();
     const store = driver(root, { fetch: watch.fetch });
@@ -329,7 +399,7 @@ describe("s3 driver: one writer, a final move (radosgw)", () => {
     };
     const append = await count("append 1000 B at 1000", () => store.append("up/data", randomBytes(1000), { expectedSize: 1000 }));
     expect(append.filter((l) => l.endsWith("!writer"))).toHaveLength(2);
-    expect(append).toHaveLength(4); // lock, list, part, unlock
+    expect(append).toHaveLength(5); // lock, list, part, list again (lock still ours, parts intact), unlock
     const move = await count("move of 2 small part objects", () => store.move("up/data", "blobs/c", { expectedSize: 2000 }));
     expect(move.filter((l) => l.endsWith("!writer"))).toHaveLength(2);
     expect(move).toHaveLength(8); // lock, list, 2 GETs, PUT, list target's parts, delete parts, unlock

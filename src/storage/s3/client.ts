@@ -226,7 +226,7 @@ export function backoff(attempt: number, baseMs: number, retryAfter?: string | n
   return Math.max(jittered, hinted);
 }
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(new StorageError("aborted", "aborted", { cause: signal.reason }));
     const timer = setTimeout(() => {

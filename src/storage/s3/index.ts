@@ -17,13 +17,18 @@
  *   final key (multipart upload with UploadPartCopy; runs of parts under
  *   5 MiB are merged by streaming them into one part), then deletes them.
  * - A plain object at `<key>` wins over part objects of the same key.
+ * - One writer, a final move: `append` and `move` of a key hold its writer-lock
+ *   object `<key>!writer` (see `writer-lock.ts`), so they exclude each other
+ *   across processes; `move` checks `expectedSize` and assembles, under the
+ *   lock, exactly the part objects it listed (pinned by their ETags).
  *
  * @module
  */
 import { md5 } from "@noble/hashes/legacy.js";
-import { StorageError, type AppendOptions, type ByteRange, type ListOptions, type ListPage, type ObjectInfo, type StorageBody, type StorageDriver, type WriteOptions } from "../driver.js";
+import { StorageError, type AppendOptions, type ByteRange, type ListOptions, type ListPage, type MoveOptions, type ObjectInfo, type StorageBody, type StorageDriver, type WriteOptions } from "../driver.js";
 import { concatStreams, emptyStream, PieceReader, pieceBody, type Piece } from "./body.js";
 import { S3Client, type ReplayableBody } from "./client.js";
+import { acquireWriter, isWriterLock, WRITER_SUFFIX, type WriterLock } from "./writer-lock.js";
 import { children, childText, escapeXml } from "./xml.js";
 
 export { XmlError, parseXml, decodeEntities, escapeXml } from "./xml.js";
@@ -77,6 +82,8 @@ interface RawEntry {
   key: string;
   size: number;
   modified: Date;
+  /** Without quotes; empty when the server sent none. */
+  etag: string;
 }
 
 /** A part object of an appended object. */
@@ -85,6 +92,7 @@ interface PartObject {
   offset: number;
   size: number;
   modified: Date;
+  etag: string;
 }
 
 /** What is stored under one key: a plain object and/or the part objects of an append. */
@@ -95,6 +103,8 @@ interface Stored {
   /** Every part object found, contiguous or not. */
   allParts: PartObject[];
   partsSize: number;
+  /** The writer-lock object, if there is one. */
+  lock?: RawEntry | undefined;
 }
 
 /** Create an S3 storage driver. The bucket must exist. */
@@ -147,11 +157,17 @@ export function s3Storage(options: S3StorageOptions): StorageDriver {
   const rootPrefix = root ? root + "/" : "";
   const objectKey = (key: string): string => rootPrefix + key;
   const partKey = (key: string, offset: number): string => objectKey(key) + PART_MARK + String(offset).padStart(OFFSET_DIGITS, "0");
-  /** The driver key a bucket key stands for (part objects stand for their key). */
-  const logicalKey = (raw: string): string => {
+  const firstPart = "0".repeat(OFFSET_DIGITS);
+  /**
+   * The driver key that a listed bucket key shows to exist: a plain object, or
+   * the first part object of an appended one, as `stat` sees it.
+   * Further part objects and writer locks show nothing.
+   */
+  const listedKey = (raw: string): string | undefined => {
     const k = raw.slice(rootPrefix.length);
     const mark = k.indexOf(PART_MARK);
-    return mark === -1 ? k : k.slice(0, mark);
+    if (mark === -1) return k;
+    return k.slice(mark + 1) === firstPart ? k.slice(0, mark) : undefined;
   };
 
   // ---- listing -------------------------------------------------------------
@@ -172,6 +188,7 @@ export function s3Storage(options: S3StorageOptions): StorageDriver {
       key: childText(c, "Key") ?? "",
       size: Number(childText(c, "Size") ?? "0"),
       modified: new Date(childText(c, "LastModified") ?? 0),
+      etag: (childText(c, "ETag") ?? "").replace(/"/g, ""),
     }));
     const truncated = childText(root, "IsTruncated") === "true";
     const next = childText(root, "NextContinuationToken");
@@ -188,27 +205,29 @@ export function s3Storage(options: S3StorageOptions): StorageDriver {
     } while (token);
   }
 
-  /** The plain object and part objects stored for a key, in one listing (they sort first under the key). */
+  /** The plain object, part objects and writer lock stored for a key, in one listing (they sort first under the key). */
   async function inspect(key: string): Promise<Stored> {
     const base = objectKey(key);
     let plain: RawEntry | undefined;
+    let lock: RawEntry | undefined;
     const allParts: PartObject[] = [];
     for await (const entry of listAll(base, undefined, 100)) {
       if (entry.key === base) plain = entry;
       else if (entry.key.startsWith(base + PART_MARK)) {
-        const offset = Number(entry.key.slice(base.length + 1));
-        if (Number.isSafeInteger(offset)) allParts.push({ key: entry.key, offset, size: entry.size, modified: entry.modified });
+        const offset = partOffset(entry.key.slice(base.length + 1));
+        if (offset !== undefined) allParts.push({ ...entry, offset });
+        else if (entry.key === base + WRITER_SUFFIX) lock = entry;
       } else break;
     }
-    return { plain, ...contiguous(allParts), allParts };
+    return { plain, ...contiguous(allParts), allParts, lock };
   }
 
   async function listParts(key: string): Promise<{ parts: PartObject[]; partsSize: number; allParts: PartObject[] }> {
     const prefix = objectKey(key) + PART_MARK;
     const allParts: PartObject[] = [];
     for await (const entry of listAll(prefix)) {
-      const offset = Number(entry.key.slice(prefix.length));
-      if (Number.isSafeInteger(offset)) allParts.push({ key: entry.key, offset, size: entry.size, modified: entry.modified });
+      const offset = partOffset(entry.key.slice(prefix.length));
+      if (offset !== undefined) allParts.push({ ...entry, offset });
     }
     return { ...contiguous(allParts), allParts };
   }
@@ -239,9 +258,14 @@ export function s3Storage(options: S3StorageOptions): StorageDriver {
     }
   }
 
-  async function deleteParts(key: string): Promise<void> {
-    const { allParts } = await listParts(key);
-    if (allParts.length > 0) await deleteKeys(allParts.map((p) => p.key));
+  /** Delete the part objects of `key`; with `lock`, its writer lock too (and anything else under `<key>!`). */
+  async function deleteParts(key: string, lock = false): Promise<void> {
+    const prefix = objectKey(key) + PART_MARK;
+    const keys: string[] = [];
+    for await (const entry of listAll(prefix)) {
+      if (lock || partOffset(entry.key.slice(prefix.length)) !== undefined) keys.push(entry.key);
+    }
+    if (keys.length > 0) await deleteKeys(keys);
   }
 
   // ---- writing -------------------------------------------------------------
@@ -309,21 +333,28 @@ export function s3Storage(options: S3StorageOptions): StorageDriver {
     );
   }
 
-  /** Copy `sourceKey` (raw) of `size` bytes to `rawKey` server-side. */
-  async function copyObject(sourceKey: string, size: number, rawKey: string): Promise<void> {
+  /** Copy `sourceKey` (raw) of `size` bytes to `rawKey` server-side; only the version with `etag`, when given. */
+  async function copyObject(sourceKey: string, size: number, rawKey: string, etag?: string): Promise<void> {
     if (size <= MAX_COPY) {
-      await client.sendXml({ op: "move", method: "PUT", key: rawKey, headers: { "x-amz-copy-source": client.copySource(sourceKey) } });
+      await client.sendXml({ op: "move", method: "PUT", key: rawKey, headers: copySourceHeaders(sourceKey, etag) });
       return;
     }
     const tasks: AssemblyTask[] = [];
     for (let offset = 0; offset < size; offset += partSize) {
-      tasks.push({ kind: "copy", source: sourceKey, range: [offset, Math.min(size, offset + partSize) - 1] });
+      tasks.push({ kind: "copy", source: sourceKey, etag, range: [offset, Math.min(size, offset + partSize) - 1] });
     }
     await assemble(rawKey, tasks);
   }
 
+  /** `x-amz-copy-source`, pinned to one version of the source by `x-amz-copy-source-if-match` (radosgw 16 ignores that; AWS and MinIO honour it). */
+  function copySourceHeaders(sourceKey: string, etag: string | undefined): Record<string, string> {
+    const headers: Record<string, string> = { "x-amz-copy-source": client.copySource(sourceKey) };
+    if (etag) headers["x-amz-copy-source-if-match"] = `"${etag}"`;
+    return headers;
+  }
+
   type AssemblyTask =
-    | { kind: "copy"; source: string; range?: [number, number] }
+    | { kind: "copy"; source: string; etag?: string | undefined; range?: [number, number] }
     | { kind: "merge"; sources: PartObject[]; length: number };
 
   /** Build `rawKey` from tasks as one multipart upload, `concurrency` parts at a time. */
@@ -338,7 +369,7 @@ export function s3Storage(options: S3StorageOptions): StorageDriver {
           const task = tasks[i]!;
           const query = { partNumber: i + 1, uploadId };
           if (task.kind === "copy") {
-            const headers: Record<string, string> = { "x-amz-copy-source": client.copySource(task.source) };
+            const headers = copySourceHeaders(task.source, task.etag);
             if (task.range) headers["x-amz-copy-source-range"] = `bytes=${task.range[0]}-${task.range[1]}`;
             const result = await client.sendXml({ op: "move", method: "PUT", key: rawKey, query, headers });
             etags[i] = childText(result, "ETag") ?? "";
@@ -357,13 +388,14 @@ export function s3Storage(options: S3StorageOptions): StorageDriver {
     }
   }
 
-  /** A body streaming part objects one after the other (reopened on retry). */
+  /** A body streaming part objects one after the other (reopened on retry), each only in the version listed. */
   function mergedBody(sources: PartObject[], length: number): ReplayableBody {
-    return { length, open: () => concatStreams(sources.map((p) => () => getStream(p.key, "move"))) };
+    return { length, open: () => concatStreams(sources.map((p) => () => getStream(p.key, "move", undefined, p.etag))) };
   }
 
-  async function getStream(rawKey: string, op: string, range?: [number, number]): Promise<ReadableStream<Uint8Array>> {
+  async function getStream(rawKey: string, op: string, range?: [number, number], etag?: string): Promise<ReadableStream<Uint8Array>> {
     const headers: Record<string, string> = range ? { range: `bytes=${range[0]}-${range[1]}` } : {};
+    if (etag) headers["if-match"] = `"${etag}"`;
     const response = await client.send({ op, method: "GET", key: rawKey, headers, accept: [404] });
     if (response.status === 404) {
       await response.body?.cancel();
@@ -423,7 +455,7 @@ export function s3Storage(options: S3StorageOptions): StorageDriver {
     let runLength = 0;
     for (const part of parts) {
       if (run.length === 0 && part.size >= MIN_PART) {
-        tasks.push({ kind: "copy", source: part.key });
+        tasks.push({ kind: "copy", source: part.key, etag: part.etag });
         continue;
       }
       run.push(part);
@@ -532,86 +564,124 @@ export function s3Storage(options: S3StorageOptions): StorageDriver {
       const signal = options?.signal;
       const expected = options?.expectedSize;
       const reader = new PieceReader(body, partSize, signal, 1);
+      let lock: WriterLock | undefined;
       try {
-        let piece = (await reader.next())!;
-        for (let attempt = 0; ; attempt++) {
-          const stored = await inspect(key);
-          const size = stored.plain ? stored.plain.size : stored.partsSize;
-          if (expected !== undefined && size !== expected) {
-            throw new StorageError("conflict", `object size is ${size}, expected ${expected}`);
-          }
-          if (piece.length === 0) {
-            if (stored.plain || stored.parts.length > 0) return size;
-            // Create an empty object (a plain one: the next append turns it into parts).
-            const created = await putObject(objectKey(key), piece, { "if-none-match": "*" }, signal, "append", [412]);
-            void created.body?.cancel();
-            return 0;
-          }
-          if (stored.plain && stored.plain.size > 0) {
-            // Appending to a written object: its bytes become the part at offset 0.
-            await client.sendXml({ op: "append", method: "PUT", key: partKey(key, 0), headers: { "x-amz-copy-source": client.copySource(stored.plain.key) }, signal });
-          }
-          if (!(await claimPart(key, size, piece, signal))) {
-            if (expected !== undefined || attempt >= 20) {
-              throw new StorageError("conflict", `another append wrote at offset ${size} first`);
-            }
-            continue; // no size expected: append at the new end
-          }
-          let total = size + piece.length;
-          for (piece = (await reader.next())!; piece && piece.length > 0; piece = (await reader.next())!) {
-            if (!(await claimPart(key, total, piece, signal))) {
-              throw new StorageError("conflict", `another append wrote at offset ${total} while this one was in progress`);
-            }
-            total += piece.length;
-          }
-          if (stored.plain) await client.send({ op: "append", method: "DELETE", key: stored.plain.key, accept: [404] });
-          return total;
+        // The lock comes first, before any byte of the body: a body held open holds off moves.
+        lock = await acquireWriter(client, objectKey(key), "append", { wait: expected === undefined, signal });
+        const stored = await inspect(key);
+        const exists = stored.plain !== undefined || stored.parts.length > 0;
+        if (!exists && options?.create === false) throw new StorageError("conflict", "the object does not exist");
+        const size = stored.plain ? stored.plain.size : stored.partsSize;
+        if (expected !== undefined && size !== expected) {
+          throw new StorageError("conflict", `object size is ${size}, expected ${expected}`);
         }
+        let piece = (await reader.next())!;
+        if (piece.length === 0) {
+          if (exists) return size;
+          // Create an empty object (a plain one: the next append turns it into parts).
+          const created = await putObject(objectKey(key), piece, { "if-none-match": "*" }, signal, "append", [412]);
+          void created.body?.cancel();
+          return 0;
+        }
+        const claimed: string[] = [];
+        if (stored.plain && stored.plain.size > 0) {
+          // Appending to a written object: its bytes become the part at offset 0.
+          await client.sendXml({ op: "append", method: "PUT", key: partKey(key, 0), headers: copySourceHeaders(stored.plain.key, stored.plain.etag), signal });
+          claimed.push(partKey(key, 0));
+        }
+        let total = size;
+        for (; piece && piece.length > 0; piece = (await reader.next())!) {
+          // We are the one writer, so only a leftover (a part beyond a gap) can be in the way.
+          if (!(await claimPart(key, total, piece, signal))) {
+            throw new StorageError("conflict", `a part object is in the way at offset ${total}`);
+          }
+          claimed.push(partKey(key, total));
+          total += piece.length;
+        }
+        // Did a delete take the object (and our lock) meanwhile? Then take our parts back
+        // rather than bring the object back. `delete` removes the lock first and lists
+        // the parts last, so parts claimed before a check that passed are removed by it.
+        const after = await inspect(key);
+        if (after.lock?.etag !== lock.etag || after.partsSize !== total || (stored.plain && !after.plain)) {
+          await deleteKeys(claimed);
+          throw new StorageError("conflict", "the object was deleted or changed while this append was in progress");
+        }
+        if (stored.plain) await client.send({ op: "append", method: "DELETE", key: stored.plain.key, accept: [404] });
+        return total;
       } catch (error) {
         await reader.cancel(error);
         throw error;
+      } finally {
+        await lock?.release();
       }
     },
 
-    async move(from: string, to: string): Promise<void> {
-      const head = await client.send({ op: "move", method: "HEAD", key: objectKey(from), accept: [404] });
-      if (head.status === 200) {
-        if (from === to) return;
-        await copyObject(objectKey(from), Number(head.headers.get("content-length") ?? "0"), objectKey(to));
-        await deleteParts(to);
-        await deleteParts(from);
-        await client.send({ op: "move", method: "DELETE", key: objectKey(from), accept: [404] });
-        return;
+    async move(from: string, to: string, options?: MoveOptions): Promise<void> {
+      const expected = options?.expectedSize;
+      const lock = await acquireWriter(client, objectKey(from), "move");
+      let published = false;
+      try {
+        // Under the lock nothing is appended: these are the bytes the move publishes.
+        const stored = await inspect(from);
+        if (!stored.plain && stored.parts.length === 0) throw new StorageError("not_found", "no object to move");
+        const size = stored.plain ? stored.plain.size : stored.partsSize;
+        if (expected !== undefined && size !== expected) {
+          throw new StorageError("conflict", `object size is ${size}, expected ${expected}`);
+        }
+        if (stored.plain) {
+          if (from === to) return;
+          await copyObject(stored.plain.key, stored.plain.size, objectKey(to), stored.plain.etag);
+        } else {
+          const tasks = planAssembly(stored.parts);
+          const first = tasks[0]!;
+          if (tasks.length === 1 && first.kind === "copy") {
+            await copyObject(first.source, stored.parts[0]!.size, objectKey(to), first.etag);
+          } else if (tasks.length === 1 && first.kind === "merge") {
+            const response = await client.send({ op: "move", method: "PUT", key: objectKey(to), body: mergedBody(first.sources, first.length) });
+            void response.body?.cancel();
+          } else {
+            await assemble(objectKey(to), tasks);
+          }
+        }
+        published = true;
+        if (from !== to) await deleteParts(to);
+        const leftovers = stored.allParts.map((p) => p.key);
+        if (stored.plain) leftovers.push(stored.plain.key);
+        await deleteKeys(leftovers);
+        published = false;
+      } finally {
+        // A source that could not be removed after publishing keeps its lock, so
+        // that nothing appends to it; deleting the key clears both.
+        if (!published) await lock.release();
       }
-      const { parts, allParts } = await listParts(from);
-      if (parts.length === 0) throw new StorageError("not_found", "no object to move");
-      const tasks = planAssembly(parts);
-      const first = tasks[0]!;
-      if (tasks.length === 1 && first.kind === "copy") {
-        await copyObject(first.source, parts[0]!.size, objectKey(to));
-      } else if (tasks.length === 1 && first.kind === "merge") {
-        const response = await client.send({ op: "move", method: "PUT", key: objectKey(to), body: mergedBody(first.sources, first.length) });
-        void response.body?.cancel();
-      } else {
-        await assemble(objectKey(to), tasks);
-      }
-      if (from !== to) await deleteParts(to);
-      await deleteKeys(allParts.map((p) => p.key));
     },
 
     async delete(key: string): Promise<void> {
-      await deleteParts(key);
-      const response = await client.send({ op: "delete", method: "DELETE", key: objectKey(key), accept: [404] });
-      void response.body?.cancel();
+      // The lock first and the part objects last: an append in progress then either
+      // finds its lock or the object gone when it checks (and takes its parts back), or
+      // claimed its parts before the listing here (see append).
+      for (const rawKey of [objectKey(key) + WRITER_SUFFIX, objectKey(key)]) {
+        const response = await client.send({ op: "delete", method: "DELETE", key: rawKey, accept: [404] });
+        void response.body?.cancel();
+      }
+      await deleteParts(key, true);
     },
 
     async deletePrefix(prefix: string): Promise<void> {
-      const batch: string[] = [];
-      for await (const entry of listAll(objectKey(prefix) + "/")) {
-        batch.push(entry.key);
-        if (batch.length === DELETE_BATCH) await deleteKeys(batch.splice(0));
+      // With writer locks among the objects, appends were (or seemed) in progress: once
+      // the locks are gone, list again for parts claimed before those appends checked
+      // their lock (see append).
+      for (let pass = 0; pass < 2; pass++) {
+        let locks = 0;
+        const batch: string[] = [];
+        for await (const entry of listAll(objectKey(prefix) + "/")) {
+          if (isWriterLock(entry.key)) locks++;
+          batch.push(entry.key);
+          if (batch.length === DELETE_BATCH) await deleteKeys(batch.splice(0));
+        }
+        if (batch.length > 0) await deleteKeys(batch);
+        if (locks === 0) break;
       }
-      if (batch.length > 0) await deleteKeys(batch);
     },
 
     async list(prefix: string, options?: ListOptions): Promise<ListPage> {
@@ -622,14 +692,15 @@ export function s3Storage(options: S3StorageOptions): StorageDriver {
       const startAfter = after !== undefined && objectKey(after) + PART_MARK + "~" > bucketPrefix ? objectKey(after) + PART_MARK + "~" : undefined;
       const keys: string[] = [];
       if (limit <= 0) {
-        for await (const entry of listAll(bucketPrefix, startAfter, 1)) {
-          if (after === undefined || logicalKey(entry.key) > after) return { keys, truncated: true };
+        for await (const entry of listAll(bucketPrefix, startAfter, 100)) {
+          const key = listedKey(entry.key);
+          if (key !== undefined && (after === undefined || key > after)) return { keys, truncated: true };
         }
         return { keys, truncated: false };
       }
       for await (const entry of listAll(bucketPrefix, startAfter, Number.isFinite(limit) ? Math.min(1000, limit + 1) : 1000)) {
-        const key = logicalKey(entry.key);
-        if (after !== undefined && key <= after) continue;
+        const key = listedKey(entry.key);
+        if (key === undefined || (after !== undefined && key <= after)) continue;
         if (keys[keys.length - 1] === key) continue;
         if (keys.length >= limit) return { keys, truncated: true };
         keys.push(key);
@@ -640,6 +711,11 @@ export function s3Storage(options: S3StorageOptions): StorageDriver {
     async close(): Promise<void> {},
   };
   return driver;
+}
+
+/** The offset a part object's suffix (after `!`) stands for, or `undefined` for other objects (the writer lock). */
+function partOffset(suffix: string): number | undefined {
+  return suffix.length === OFFSET_DIGITS && /^\d+$/.test(suffix) ? Number(suffix) : undefined;
 }
 
 function contiguous(allParts: PartObject[]): { parts: PartObject[]; partsSize: number } {
