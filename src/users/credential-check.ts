@@ -6,17 +6,26 @@
  * @module
  */
 import type { CredentialCheck, Principal } from "../auth/access.js";
-import { spendDummy, verifyPassword, type ScryptParams } from "./password.js";
+import { dummyHash, verifyPassword, type ScryptParams } from "./password.js";
 import { toPrincipal } from "./record.js";
 import type { UserStore } from "./store.js";
 
 /** Options for {@link storeCredentialCheck}. */
 export interface StoreCredentialCheckOptions {
   /**
-   * The scrypt parameters of the dummy check spent on unknown users; use the
-   * same value as the user service's `scrypt` option. Default `DEFAULT_SCRYPT`.
+   * The scrypt parameters of the dummy hash verified for unknown users; use
+   * the same value as the user service's `scrypt` option (the parameters of
+   * your users' hashes). Default `DEFAULT_SCRYPT`.
    */
   scrypt?: Partial<ScryptParams>;
+  /**
+   * Checks a password against an encoded hash; called exactly once per
+   * credential check, with the user's hash or, for an unknown user, the dummy
+   * hash. Default: `verifyPassword` (with `scrypt` for malformed hashes). Pass
+   * your own to use another implementation of the same hash format, or to
+   * count verifications in tests.
+   */
+  verifyPassword?: (password: string, encoded: string) => Promise<boolean>;
 }
 
 /**
@@ -35,19 +44,24 @@ export interface StoreCredentialCheck extends CredentialCheck {
  * A {@link CredentialCheck} against a user store. Administrators
  * (`sysadmin`) become `Principal.admin`. Nothing is cached: every call reads
  * the store, so a revoked role, a changed password or a deleted user takes
- * effect on the next token request. An unknown user costs one scrypt, like a
- * known one. Store failures are thrown (they are not wrong credentials).
+ * effect on the next token request. Store failures are thrown (they are not
+ * wrong credentials).
+ *
+ * An unknown user costs what a known user with a wrong password costs, so the
+ * answer's timing does not reveal which names exist: one name lookup in the
+ * store (stores make a miss cost what a hit costs, see `UserStore`), then one
+ * full verification, against a dummy hash with the `scrypt` parameters when
+ * the user is unknown. A name longer than 255 characters, which no user can
+ * have, skips the store.
  */
 export function storeCredentialCheck(store: UserStore, options: StoreCredentialCheckOptions = {}): StoreCredentialCheck {
-  const dummy = options.scrypt ?? {};
+  const params = options.scrypt ?? {};
+  const verify = options.verifyPassword ?? ((password: string, encoded: string) => verifyPassword(password, encoded, params));
+  const unknownUserHash = dummyHash(params);
   const check = async (username: string, password: string): Promise<Principal | undefined> => {
     const user = username.length > 0 && username.length <= 255 ? await store.getByUsername(username) : undefined;
-    if (!user) {
-      await spendDummy(password, dummy);
-      return undefined;
-    }
-    if (!(await verifyPassword(password, user.passwordHash, dummy))) return undefined;
-    return toPrincipal(user);
+    const matches = await verify(password, user?.passwordHash ?? unknownUserHash);
+    return user && matches ? toPrincipal(user) : undefined;
   };
   const lookupUser = async (name: string): Promise<Principal | undefined> => {
     const user = name.length > 0 && name.length <= 255 ? await store.getByUsername(name) : undefined;

@@ -68,12 +68,27 @@ export async function verifyPassword(password: string, encoded: string, fallback
 }
 
 /**
- * Spend the work of one verification without any hash to check against: used
- * for unknown users, so that their sign-in takes as long as a known user's.
+ * Spend the work of one verification without a usable hash to check against
+ * (a malformed hash, an over-long password), so that the refusal takes as
+ * long as a real check with `params`.
  */
 export async function spendDummy(password: string, params: Partial<ScryptParams> = {}): Promise<void> {
   const text = tooLong(password) ? "" : password;
   await derive(text, new Uint8Array(SALT_BYTES), scryptParams(params));
+}
+
+/**
+ * An encoded hash in the format of {@link hashPassword}, with `params` and a
+ * random salt and key, that no password matches (but with probability
+ * 2^-256). Verifying a password against it costs exactly what verifying
+ * against a real hash with these parameters costs: the credential check does
+ * so for unknown users. Made without running scrypt.
+ */
+export function dummyHash(params: Partial<ScryptParams> = {}): string {
+  const p = scryptParams(params);
+  const salt = crypto.getRandomValues(new Uint8Array(SALT_BYTES));
+  const key = crypto.getRandomValues(new Uint8Array(KEY_BYTES));
+  return `scrypt$${p.N}$${p.r}$${p.p}$${toBase64(salt)}$${toBase64(key)}`;
 }
 
 /** Whether a hash was made with other parameters than `params` (a caller may re-hash on the next password change). */

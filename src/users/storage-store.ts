@@ -82,12 +82,16 @@ export function storageUserStore(driver: StorageDriver, options: StorageUserStor
     await storage.write(key, encoder.encode(text));
   }
 
+  /** A user known to exist (the last record read), whose reads a name lookup that misses repeats. */
+  let decoyId = 1;
+
   async function readRecord(id: number): Promise<UserRecord | undefined> {
     if (!validId(id)) return undefined;
     const text = await readText(recordKey(id));
     if (text === undefined) return undefined;
     const record = parseRecord(text);
     if (!record || record.id !== id) throw new Error(`user record ${id} in storage is corrupt`);
+    decoyId = id;
     return record;
   }
 
@@ -99,7 +103,19 @@ export function storageUserStore(driver: StorageDriver, options: StorageUserStor
     return record && owns(record) ? record : undefined;
   }
 
-  const byName = (username: string) => viaIndex(nameKey(username), (r) => fold(r.username) === fold(username));
+  /**
+   * A name lookup that misses reads an existing user's record and name index
+   * entry, which a hit reads too: otherwise a refused sign-in for an unknown
+   * name (one read of a missing key) answers sooner than for a known name
+   * with a wrong password (two reads and a parse), telling names apart.
+   */
+  async function byName(username: string): Promise<UserRecord | undefined> {
+    const record = await viaIndex(nameKey(username), (r) => fold(r.username) === fold(username));
+    if (record) return record;
+    const decoy = await readRecord(decoyId).catch(() => undefined);
+    if (decoy) await readText(nameKey(decoy.username)).catch(() => undefined);
+    return undefined;
+  }
   const byEmail = async (email: string) =>
     email === "" ? undefined : viaIndex(emailKey(email), (r) => r.email !== "" && fold(r.email) === fold(email));
 

@@ -99,7 +99,13 @@ export class UserStoreError extends Error {
 export interface UserStore {
   /** The user with this id, or `undefined`. */
   getById(id: number): Promise<UserRecord | undefined>;
-  /** The user with this name, compared case-insensitively, or `undefined`. */
+  /**
+   * The user with this name, compared case-insensitively, or `undefined`.
+   * Sign-in looks users up with it, so a name nobody has should cost what an
+   * existing one costs (the storage store reads another user's index entry
+   * and record on a miss); otherwise the time of a refused sign-in tells
+   * whether the name exists.
+   */
   getByUsername(username: string): Promise<UserRecord | undefined>;
   /** The user with this e-mail, compared case-insensitively, or `undefined` (always for `""`). */
   getByEmail(email: string): Promise<UserRecord | undefined>;
