@@ -255,6 +255,99 @@ export function describeStorageContract(
       });
     });
 
+    describe("one writer, a final move", () => {
+      it("a move racing an append's held body publishes exactly the bytes present when it took effect", async () => {
+        await store.append("ow/data", encoder.encode("first"));
+        const held = heldStream(encoder.encode("late"), encoder.encode("-bytes"));
+        const appending = store.append("ow/data", held.stream, { expectedSize: 5, create: false }).then(
+          (size) => ({ size }),
+          (error: unknown) => ({ error }),
+        );
+        await held.started;
+        const moved = await store.move("ow/data", "ow/blob", { expectedSize: 5 }).then(
+          () => true,
+          (error: unknown) => (expect(codeOf(error)).toBe("conflict"), false),
+        );
+        held.release();
+        const appended = await appending;
+        if (moved) {
+          // The move took effect first: the append must not land anywhere.
+          expect(codeOf((appended as { error?: unknown }).error)).toBe("conflict");
+          expect(await store.stat("ow/data")).toBeUndefined();
+        } else {
+          // The move was refused while the append ran: the append completes, nothing moved.
+          expect(appended).toEqual({ size: 15 });
+          expect(await readText("ow/data")).toBe("firstlate-bytes");
+          expect(await store.stat("ow/blob")).toBeUndefined();
+        }
+        // Whatever the order, what was published is exactly what was there, and stays so.
+        await new Promise((r) => setTimeout(r, 20));
+        if (moved) expect(await readText("ow/blob")).toBe("first");
+      });
+
+      it("an append after a move writes nothing into the moved object", async () => {
+        await store.append("ow/a", encoder.encode("abc"));
+        await store.move("ow/a", "ow/b", { expectedSize: 3 });
+        await expectCode(store.append("ow/a", encoder.encode("zz"), { expectedSize: 3, create: false }), "conflict");
+        await expectCode(store.append("ow/a", encoder.encode("zz"), { expectedSize: 3 }), "conflict");
+        expect(await readText("ow/b")).toBe("abc");
+        expect(await store.stat("ow/a")).toBeUndefined();
+        expect((await store.list("ow")).keys).toEqual(["ow/b"]);
+      });
+
+      it("move with an expectedSize the object does not have: conflict, nothing moved", async () => {
+        await store.append("ow/s", encoder.encode("12345"));
+        await expectCode(store.move("ow/s", "ow/t", { expectedSize: 4 }), "conflict");
+        await expectCode(store.move("ow/s", "ow/t", { expectedSize: 6 }), "conflict");
+        expect(await readText("ow/s")).toBe("12345");
+        expect(await store.stat("ow/t")).toBeUndefined();
+        await store.move("ow/s", "ow/t", { expectedSize: 5 });
+        expect(await readText("ow/t")).toBe("12345");
+      });
+
+      it("append with create: false refuses a missing object and creates nothing", async () => {
+        await expectCode(store.append("ow/none/data", encoder.encode("x"), { create: false }), "conflict");
+        await expectCode(store.append("ow/none/data", encoder.encode("x"), { expectedSize: 0, create: false }), "conflict");
+        expect(await store.stat("ow/none/data")).toBeUndefined();
+        expect((await store.list("ow")).keys).toEqual([]);
+        await store.write("ow/none/data", new Uint8Array(0));
+        expect(await store.append("ow/none/data", encoder.encode("x"), { expectedSize: 0, create: false })).toBe(1);
+      });
+
+      it("a second append while one is in progress: refused or queued, never interleaved", async () => {
+        await store.append("ow/two", encoder.encode("0"));
+        const held = heldStream(encoder.encode("aa"), encoder.encode("AA"));
+        const first = store.append("ow/two", held.stream, { expectedSize: 1 });
+        await held.started;
+        const second = store.append("ow/two", encoder.encode("bb")).then(
+          (size) => ({ size }),
+          (error: unknown) => ({ code: codeOf(error) }),
+        );
+        held.release();
+        expect(await first).toBe(5);
+        const other = await second;
+        if ("code" in other) {
+          expect(other.code).toBe("conflict");
+          expect(await readText("ow/two")).toBe("0aaAA");
+        } else {
+          expect(await readText("ow/two")).toBe("0aaAAbb");
+        }
+      });
+
+      it("after a delete during an append, the append cannot bring the object back", async () => {
+        await store.append("ow/del/data", encoder.encode("abc"));
+        const held = heldStream(encoder.encode("x"), encoder.encode("y"));
+        const appending = store.append("ow/del/data", held.stream, { expectedSize: 3, create: false }).catch(() => undefined);
+        await held.started;
+        await store.deletePrefix("ow/del");
+        held.release();
+        await appending;
+        await expectCode(store.append("ow/del/data", encoder.encode("z"), { expectedSize: 3, create: false }), "conflict");
+        expect(await store.stat("ow/del/data")).toBeUndefined();
+        expect((await store.list("ow")).keys).toEqual([]);
+      });
+    });
+
     describe("move", () => {
       it("renames, replacing the target", async () => {
         await put("mv/a", "new");
@@ -729,6 +822,35 @@ function slowStream(parts: Uint8Array[]): ReadableStream<Uint8Array> {
       else controller.close();
     },
   });
+}
+
+/**
+ * A body that delivers `first`, then holds until `release()` before delivering
+ * `rest`: an upload whose request body stalls mid-way. `started` resolves once
+ * the driver has taken `first` and asked for more.
+ */
+function heldStream(first: Uint8Array, rest: Uint8Array): { stream: ReadableStream<Uint8Array>; started: Promise<void>; release: () => void } {
+  let release!: () => void;
+  let started!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const startedPromise = new Promise<void>((r) => (started = r));
+  let step = 0;
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        step++;
+        if (step === 1) controller.enqueue(first);
+        else if (step === 2) {
+          started();
+          await gate;
+          controller.enqueue(rest);
+        } else controller.close();
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  // A driver that buffers a whole piece before writing asks for more at once; give it a moment.
+  return { stream, started: startedPromise.then(() => new Promise((r) => setTimeout(r, 20))), release };
 }
 
 /** Delivers `parts`, then errors with `error`. */
