@@ -142,8 +142,21 @@ export interface MoveOptions {
   expectedSize?: number;
 }
 
-/** Machine-readable reasons a driver fails. */
-export type StorageErrorCode = "invalid_key" | "not_found" | "conflict" | "aborted" | "io";
+/**
+ * Machine-readable reasons a driver fails.
+ *
+ * - `invalid_key`: the key (or range, or expected size) is not valid.
+ * - `not_found`: the object is missing where the operation needs it.
+ * - `conflict`: another writer, a size mismatch, or a key that is both an object and a prefix.
+ * - `aborted`: the caller's signal aborted the operation.
+ * - `no_space`: the storage has no room for the bytes: the filesystem is full
+ *   (`ENOSPC`), a disk quota is exhausted (`EDQUOT`), or the object would pass
+ *   the largest file the filesystem or the process may write (`EFBIG`). The
+ *   operation changed nothing, like any failed write; freeing space (or raising
+ *   the limit) and retrying can succeed. The registry answers it with 507.
+ * - `io`: any other failure of the backend.
+ */
+export type StorageErrorCode = "invalid_key" | "not_found" | "conflict" | "aborted" | "no_space" | "io";
 
 /** The one error type drivers throw for expected failures. */
 export class StorageError extends Error {

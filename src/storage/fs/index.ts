@@ -38,6 +38,7 @@ import {
   type WriteOptions,
 } from "../driver.js";
 import { bodyChunks, discard, throwIfAborted } from "../streams.js";
+import { isNoSpace, noSpaceError } from "./no-space.js";
 import { acquireWriterLock, type WriterLock } from "./writer-lock.js";
 
 /** Options for {@link fsStorage}. */
@@ -130,7 +131,7 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
     const dir = path.dirname(file);
     let first: string | undefined;
     try {
-      first = await fsp.mkdir(dir, { recursive: true });
+      first = await mkdirs(dir);
     } catch (error) {
       throw toStorageError(error, "cannot create the directories of");
     }
@@ -170,13 +171,16 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
     }
   }
 
-  /** Remove empty directories from `dir` up to (not including) the root. Best effort. */
+  /** Remove empty directories from `dir` (which may not exist) up to (not including) the root. Best effort. */
   async function pruneEmptyDirs(dir: string): Promise<void> {
     for (let d = dir; d.startsWith(inside) && d !== tmpDir; d = path.dirname(d)) {
       try {
         await fsp.rmdir(d);
-      } catch {
-        return; // not empty, gone already, or in use: leave it
+      } catch (error) {
+        // Never made (a write that failed part way down its directories) or gone already:
+        // its parent may still be empty.
+        if (errno(error) === "ENOENT") continue;
+        return; // not empty, or in use: leave it
       }
     }
   }
@@ -254,8 +258,11 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
       return size;
     } catch (error) {
       if (handle) {
-        // Undo a partial append so that the object keeps the size the caller knows.
-        if (wrote) await handle.truncate(before).catch(() => {});
+        // Undo a partial append so that the object keeps the size the caller knows (on a
+        // full disk, the bytes that did fit). By path when the handle is unusable: a close
+        // that reports a deferred write error (NFS) leaves it closed. We hold the writer
+        // lock, so nobody else has grown the file meanwhile.
+        if (wrote) await handle.truncate(before).catch(() => truncateFile(file, before)).catch(() => {});
         await handle.close().catch(() => {});
         // An append that created the file and then failed leaves no object behind.
         if (!existed) await removeIfEmpty(file);
@@ -329,6 +336,7 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
       await ready;
       const temp = path.join(tmpDir, randomUUID());
       let handle: FileHandle | undefined;
+      let placing = false;
       try {
         handle = await fsp.open(temp, "wx", 0o644).catch(async (error: unknown) => {
           // The temp directory was removed by hand while we ran: make it again, once.
@@ -342,11 +350,15 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
         handle = undefined;
         // Last chance to give up: after the rename the new object is visible.
         throwIfAborted(signal);
+        placing = true;
         await renameInto(temp, file);
         return size;
       } catch (error) {
         await handle?.close().catch(() => {});
         await fsp.rm(temp, { force: true }).catch(() => {});
+        // renameInto may have made some of the key's directories before failing (mkdir or
+        // the rename itself can meet a full disk): leave no empty directories behind.
+        if (placing) await pruneEmptyDirs(path.dirname(file));
         throw toStorageError(error, "cannot write");
       }
     },
@@ -613,6 +625,38 @@ function fileStream(handle: FileHandle, start: number, end: number): ReadableStr
   }) as ReadableStream<Uint8Array>;
 }
 
+/**
+ * `mkdir -p`: resolves to the first directory created, like `fsp.mkdir(dir, {
+ * recursive: true })`, which it tries first. That call reports ENOENT when a
+ * directory below the first one it creates fails (seen with ENOSPC when the
+ * filesystem runs out of inodes: Node 20), so a full disk would pass for a
+ * missing object; on ENOENT the directories are made one by one, which fails
+ * with the real errno.
+ */
+async function mkdirs(dir: string): Promise<string | undefined> {
+  try {
+    return await fsp.mkdir(dir, { recursive: true });
+  } catch (error) {
+    if (errno(error) !== "ENOENT") throw error;
+  }
+  const missing: string[] = [];
+  for (let d = dir; ; d = path.dirname(d)) {
+    if (await fsp.lstat(d).then(() => true, () => false)) break;
+    missing.unshift(d);
+    if (d === path.dirname(d)) break;
+  }
+  let first: string | undefined;
+  for (const d of missing) {
+    try {
+      await fsp.mkdir(d);
+      first ??= d;
+    } catch (error) {
+      if (errno(error) !== "EEXIST") throw error;
+    }
+  }
+  return first;
+}
+
 /** fsync a file's data (a no-op cost when nothing is dirty). ENOENT surfaces as "not_found". */
 /** fsync `file` (fdatasync with `dataOnly`: the bytes, not the metadata). */
 async function syncFile(file: string, dataOnly = false): Promise<void> {
@@ -638,6 +682,16 @@ async function syncDir(dir: string): Promise<void> {
     if (code !== "EINVAL" && code !== "EISDIR" && code !== "EPERM" && code !== "EBADF") throw error;
   } finally {
     await handle?.close().catch(() => {});
+  }
+}
+
+/** Truncate `file` by path, not following a symlink (as every open of the driver). */
+async function truncateFile(file: string, size: number): Promise<void> {
+  const handle = await fsp.open(file, constants.O_WRONLY | (constants.O_NOFOLLOW ?? 0));
+  try {
+    await handle.truncate(size);
+  } finally {
+    await handle.close().catch(() => {});
   }
 }
 
@@ -687,6 +741,7 @@ function toStorageError(error: unknown, what: string): StorageError {
       // A key that is both an object and a prefix of other objects: a file cannot be a directory.
       return new StorageError("conflict", `${what} the object: a key cannot be both an object and a prefix`, { cause: error });
     default:
+      if (isNoSpace(error)) return noSpaceError(`${what} the object`, error);
       return new StorageError("io", `${what} the object`, { cause: error });
   }
 }

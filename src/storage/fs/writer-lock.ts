@@ -17,6 +17,7 @@ import { promises as fsp } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
 import { StorageError } from "../driver.js";
+import { isNoSpace, noSpaceError } from "./no-space.js";
 
 /** Identifies this process across a restart that reuses its pid (pid 1 in a container). */
 const PROCESS_ID = randomUUID();
@@ -63,6 +64,8 @@ export async function acquireWriterLock(lockPath: string, tmpDir: string, staleM
         // Our temp file is there, so it is the lock's directory that is missing.
         if (await exists(temp)) return "missing";
       }
+      // The lock is a small file: on a full disk it is what fails first, and that is "no space", not "io".
+      if (isNoSpace(error)) throw noSpaceError("cannot lock the object", error);
       if (code !== "EEXIST") throw new StorageError("io", "cannot lock the object", { cause: error });
     } finally {
       await fsp.unlink(temp).catch(() => {});
