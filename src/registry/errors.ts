@@ -53,6 +53,26 @@ export const ERROR_STATUS: Record<ErrorCode, number> = {
   UNKNOWN: 500,
 };
 
+/**
+ * The answer when the storage has no room (`StorageError` code `no_space`):
+ * 507 Insufficient Storage (RFC 4918 §11.5: the server cannot store what the
+ * request needs), with code `UNKNOWN`.
+ *
+ * Why `UNKNOWN` and not a new code: the distribution-spec has no code for a
+ * full server, and clients switch on the codes they know; Distribution itself
+ * answers a full disk with `UNKNOWN` (at 500, with the driver's error, path
+ * included, as detail). Keeping its code changes only the status, which every
+ * client already treats as a server-side 5xx, while the status and message now
+ * say what happened. `UNAVAILABLE` (Distribution's 503) would invite automatic
+ * retries of a push that cannot succeed until someone frees space.
+ *
+ * The message is fixed: nothing of the driver's error (paths, bucket names)
+ * reaches the client; the `error` log event carries it.
+ */
+export function storageFull(): RegistryError {
+  return new RegistryError("UNKNOWN", "the registry's storage is full: nothing was stored; try again once space has been freed", 507);
+}
+
 /** One entry of the `errors` array. */
 export interface RegistryErrorEntry {
   code: ErrorCode;

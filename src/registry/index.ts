@@ -14,13 +14,13 @@
 import { allowAll, type Authorizer } from "../auth/access.js";
 import { silent, type LogHook } from "../http/log.js";
 import { onlyReadsRequestBasics, readsRequestBasics } from "../http/request-basics.js";
-import { checked, type StorageDriver } from "../storage/driver.js";
+import { StorageError, checked, type StorageDriver } from "../storage/driver.js";
 import { neededAccess, type MountRequest } from "./access.js";
 import { deleteBlob, getBlob, headBlob } from "./blobs.js";
 import { listCatalog } from "./catalog.js";
 import type { RegistryContext } from "./context.js";
 import { parseDigest } from "./digest.js";
-import { RegistryError, errorResponse } from "./errors.js";
+import { RegistryError, errorResponse, storageFull } from "./errors.js";
 import { ManifestCache } from "./manifest-cache.js";
 import { deleteManifest, getManifest, headManifest, putManifest } from "./manifests.js";
 import { assertName } from "./names.js";
@@ -86,7 +86,9 @@ const METHODS: Record<Route["kind"], readonly string[]> = {
  * Create the `/v2/` handler. Every response, errors included, carries
  * `Container-Distribution-Api-Version` and `Docker-Distribution-Api-Version`;
  * client faults get a 4xx with the OCI error body, unexpected failures a 500
- * with a generic body and an `error` log event. Paths outside `/v2/` get 404.
+ * with a generic body and an `error` log event, and a full storage (a driver's
+ * `no_space`) a 507 with code `UNKNOWN` and an `error` log event. Paths outside
+ * `/v2/` get 404.
  */
 export function createRegistry(options: RegistryOptions): RegistryHandler {
   const log = options.log ?? silent;
@@ -120,6 +122,12 @@ export function createRegistry(options: RegistryOptions): RegistryHandler {
         path = new URL(request.url).pathname;
       } catch {
         // keep the log event even for an unparsable URL
+      }
+      if (error instanceof StorageError && error.code === "no_space") {
+        // Not the client's fault and not a bug: an operator must free space. The driver's
+        // error (with its cause) goes to the log only; the client gets a fixed 507.
+        log({ level: "error", msg: "registry storage is full", method: request.method, path, error });
+        return withoutBodyForHead(request, storageFull().toResponse(request));
       }
       log({ level: "error", msg: "registry request failed", method: request.method, path, error });
       return withoutBodyForHead(request, errorResponse("UNKNOWN", "internal server error", { status: 500, request }));

@@ -20,7 +20,8 @@ export type UserErrorCode =
   | "CONFLICT"
   | "PAYLOAD_TOO_LARGE"
   | "UNSUPPORTED_MEDIA_TYPE"
-  | "INTERNAL_ERROR";
+  | "INTERNAL_ERROR"
+  | "INSUFFICIENT_STORAGE";
 
 /** The HTTP status of each code. */
 export const USER_ERROR_STATUS: Record<UserErrorCode, number> = {
@@ -33,6 +34,8 @@ export const USER_ERROR_STATUS: Record<UserErrorCode, number> = {
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   INTERNAL_ERROR: 500,
+  /** The user store's storage is full (a driver's `no_space`): the change was not made. */
+  INSUFFICIENT_STORAGE: 507,
 };
 
 /** One entry of the `errors` array. */

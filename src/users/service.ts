@@ -19,6 +19,7 @@
 import type { Principal } from "../auth/access.js";
 import { methodNotAllowed } from "../http/response.js";
 import { silent, type LogHook } from "../http/log.js";
+import { StorageError } from "../storage/driver.js";
 import { basicAuthenticator, type Authenticator } from "./authenticate.js";
 import { DEFAULT_MAX_BODY_BYTES } from "./body.js";
 import type { RouteContext, UserServiceSettings } from "./context.js";
@@ -120,6 +121,11 @@ export function createUserService(options: UserServiceOptions): UserService {
     } catch (error) {
       if (error instanceof UserApiError) return fail(error.code, error.message, error.field);
       if (error instanceof UserStoreError) return fromStoreError(error, fail);
+      if (error instanceof StorageError && error.code === "no_space") {
+        // An operator must free space; the client learns that much and no more (no path, no driver message).
+        settings.log({ level: "error", msg: "user store storage is full", route: route.kind, error: error.message });
+        return fail("INSUFFICIENT_STORAGE", "the user store's storage is full: the change was not made");
+      }
       settings.log({ level: "error", msg: "user service failure", route: route.kind, error: error instanceof Error ? error.message : String(error) });
       return fail("INTERNAL_ERROR", "internal error");
     }
