@@ -15,6 +15,7 @@ import { checkHmacSecret, importHmacSecret, type KeyProvider } from "./keys.js";
 import { covers, indexAccess, type AccessIndex } from "./scope.js";
 import { LruCache } from "./token-cache.js";
 import { readsRequestBasics } from "../http/request-basics.js";
+import { principalOf, rememberPrincipal } from "./principal.js";
 
 /** Where a verifier finds the keys it trusts: exactly one of these (or `hmacSecret` alone). */
 export interface TrustOptions {
@@ -258,11 +259,9 @@ export function bearerToken(authorization: string | null): string | undefined {
   return token === "" ? undefined : token;
 }
 
-const principals = new WeakMap<Request, VerifiedToken>();
-
 /** The verified token an authorizer from {@link createTokenAuthorizer} accepted for this request, if any. */
 export function verifiedTokenOf(request: Request): VerifiedToken | undefined {
-  return principals.get(request);
+  return principalOf(request) as VerifiedToken | undefined;
 }
 
 /**
@@ -301,7 +300,7 @@ export function createTokenAuthorizer(options: TokenAuthorizerOptions): Authoriz
       log({ level: "info", msg: "insufficient scope", subject: verified.subject, method: request.method, url: request.url });
       return await challengeResponse({ realm, service, needed, error: "insufficient_scope" }, request.method, request);
     }
-    principals.set(request, verified);
+    rememberPrincipal(request, verified);
     return undefined;
   });
 }

@@ -26,7 +26,7 @@ import { pemKeysFromFiles } from "../auth/keys.node.js";
 import type { Authorizer } from "../auth/access.js";
 import { silent, type LogHook } from "../http/log.js";
 import { readsRequestBasics } from "../http/request-basics.js";
-import { createRegistry } from "../registry/index.js";
+import { createRegistry, removeAbandonedUploads } from "../registry/index.js";
 import type { StorageDriver } from "../storage/driver.js";
 import { fsStorage } from "../storage/fs/index.js";
 import { memoryStorage } from "../storage/memory/index.js";
@@ -38,6 +38,7 @@ import {
 import type { AllInOneConfig } from "./config.js";
 import { generatePassword, KEY_FILES, loadOrCreateSigningKey, loadOrCreateUploadSecret } from "./key-material.js";
 import { startPeriodicVerify } from "./verify-schedule.js";
+import { startPeriodic } from "./periodic.js";
 
 /** Extra inputs of {@link createAllInOne}. */
 export interface AllInOneOptions {
@@ -146,7 +147,7 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
     ...(authorize ? { authorize } : {}),
     uploadSecret: uploadSecret.value,
     deleteEnabled: config.deleteEnabled,
-    limits: { listEntries: config.catalogMaxEntries },
+    limits: { listEntries: config.catalogMaxEntries, uploadIdleSeconds: config.uploads.idleSeconds, ...config.uploads.limits },
     log,
   });
 
@@ -200,10 +201,21 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
 
   // Started last, so that a failed start-up leaves no timer behind.
   const periodicVerify = config.verify ? startPeriodicVerify(storage, config.verify, log) : undefined;
+  const purge = config.uploads.purge;
+  // At start too: it removes what a crash left behind as soon as it is old enough.
+  const uploadPurge = purge
+    ? startPeriodic("upload purge", purge.intervalMs, async (signal) => {
+        const report = await removeAbandonedUploads(storage, { idleSeconds: config.uploads.idleSeconds, dryRun: purge.dryRun, signal, log });
+        if (report.removed.length > 0 || report.staleIndexEntries > 0) {
+          log({ level: "info", msg: purge.dryRun ? "upload purge (dry run)" : "upload purge", removed: report.removed.length, bytes: report.bytes, staleIndexEntries: report.staleIndexEntries });
+        }
+      }, log, true)
+    : undefined;
   return {
     handler,
     close: async () => {
       await periodicVerify?.stop();
+      await uploadPurge?.stop();
       await storage.close?.();
     },
     info: {

@@ -43,7 +43,10 @@ export const SCHEMA: KeySpec = {
     inmemory: "any",
     delete: { enabled: "ok" },
     cache: "ignored",
-    maintenance: "ignored",
+    maintenance: {
+      uploadpurging: { enabled: "ok", age: "ok", interval: "ok", dryrun: "ok" },
+      readonly: "ignored",
+    },
     redirect: "ignored",
     tag: "ignored",
     s3: {
@@ -119,6 +122,7 @@ export const SCHEMA: KeySpec = {
       admin: { username: "ok", password: "ok" },
     },
     verify: { enabled: "ok", interval: "ok", quarantine: "ok", concurrency: "ok" },
+    uploads: { peruser: "ok", perrepository: "ok", bytesperuser: "ok", bytesperrepository: "ok" },
   },
 };
 

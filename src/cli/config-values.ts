@@ -137,3 +137,15 @@ export function logLevel(key: string, value: unknown): CliLogLevel {
   if (!level) throw new ConfigError(key, `expected one of error, warn, info, debug, got ${JSON.stringify(value)}`);
   return level;
 }
+
+const SIZE_UNITS: Record<string, number> = { "": 1, b: 1, k: 1e3, kb: 1e3, m: 1e6, mb: 1e6, g: 1e9, gb: 1e9, t: 1e12, tb: 1e12, kib: 2 ** 10, mib: 2 ** 20, gib: 2 ** 30, tib: 2 ** 40 };
+
+/** A byte count: a number, or a string such as `"64GiB"`, `"500MB"`, `"1024"`. */
+export function byteSize(key: string, value: unknown): number {
+  const match = typeof value === "string" ? /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(value) : null;
+  const n = typeof value === "number" ? value : match ? Number(match[1]) * (SIZE_UNITS[match[2]!.toLowerCase()] ?? NaN) : NaN;
+  if (!Number.isFinite(n) || n <= 0 || n > Number.MAX_SAFE_INTEGER) {
+    throw new ConfigError(key, `expected a size such as "64GiB" or "500MB", got ${JSON.stringify(value)}`);
+  }
+  return Math.floor(n);
+}

@@ -16,10 +16,12 @@ import {
   type CliLogLevel,
 } from "./config-values.js";
 import { resolveVerifySchedule, type VerifyScheduleConfig } from "./config-verify.js";
+import { resolveUploads, type UploadsConfig } from "./config-uploads.js";
 
 export { ConfigError } from "./config-values.js";
 export type { CliLogLevel } from "./config-values.js";
 export type { VerifyScheduleConfig } from "./config-verify.js";
+export type { UploadsConfig } from "./config-uploads.js";
 
 /** The registry's token authentication (`auth.token`). */
 export interface TokenAuthConfig {
@@ -108,6 +110,8 @@ export interface AllInOneConfig {
   keyDirectory: string;
   /** The periodic blob verification (`registrykit.verify`); `undefined` = off. */
   verify?: VerifyScheduleConfig;
+  /** Upload limits and the purge of abandoned uploads. */
+  uploads: UploadsConfig;
 }
 
 /** What {@link resolveConfig} needs. */
@@ -250,6 +254,7 @@ export function resolveConfig(input: ResolveInput): Resolved {
       : {}),
     keyDirectory: abs(opt("registrykit.keydirectory", str) ?? `${dataDir}/keys`),
     ...(verify ? { verify } : {}),
+    uploads: resolveUploads(opt, named),
   };
   checkPaths(config, named);
   if (!config.auth) warnings.push("auth: no authentication configured; anyone who can reach the server can push and pull");

@@ -20,26 +20,36 @@ export interface AppendResult {
   hasher: StreamHasher;
 }
 
+/** Options of {@link appendBody}. */
+export interface AppendBodyOptions {
+  /** The size `key` must have now (else 416). */
+  expectedSize: number;
+  /** The digest algorithm, for a fresh hasher. */
+  algorithm: DigestAlgorithm;
+  /** A hasher that has seen bytes `[0, expectedSize)`; a fresh one when absent. */
+  hasher?: StreamHasher;
+  /** Whether the upload object may be created (false: a session being continued). Default true. */
+  create?: boolean;
+  /** The most bytes this body may add; past it, the append fails with `tooLarge()`. */
+  maxBytes?: number;
+  /** The error for a body over `maxBytes`. */
+  tooLarge?: () => RegistryError;
+}
+
 /**
  * Append the request body to `key`, which must currently hold `expectedSize`
- * bytes. Throws `RANGE_INVALID` (416) when it does not, and
- * `BLOB_UPLOAD_INVALID` (400) when the client's body fails or the request is
- * aborted; other failures (the driver's) propagate. With `create` false the
- * upload object must exist (a session being continued, not started).
+ * bytes. Throws `RANGE_INVALID` (416) when it does not or when another request
+ * is writing to it, `tooLarge()` past `maxBytes`, and `BLOB_UPLOAD_INVALID`
+ * (400) when the client's body fails or the request is aborted; other
+ * failures (the driver's) propagate.
  *
- * The bytes are hashed into `hasher` (a fresh one for `algorithm` when not
- * given) as they pass to the driver; after a failure the hasher's state is
- * unknown and it must be dropped.
+ * The bytes are hashed into the hasher as they pass to the driver; after a
+ * failure the hasher's state is unknown and it must be dropped.
  */
-export async function appendBody(
-  storage: StorageDriver,
-  request: Request,
-  key: string,
-  expectedSize: number,
-  algorithm: DigestAlgorithm,
-  hasher: StreamHasher = createHasher(algorithm),
-  create = true,
-): Promise<AppendResult> {
+export async function appendBody(storage: StorageDriver, request: Request, key: string, options: AppendBodyOptions): Promise<AppendResult> {
+  const { expectedSize, create = true, maxBytes = Infinity } = options;
+  const hasher = options.hasher ?? createHasher(options.algorithm);
+  let overLimit = false;
   let written = 0;
   let bodyFailed = false;
   const source = request.body;
@@ -60,6 +70,12 @@ export async function appendBody(
             controller.close();
             return;
           }
+          if (written + result.value.byteLength > maxBytes) {
+            overLimit = true;
+            // Stop reading the client's body: nothing more of it will be stored.
+            void reader.cancel().catch(() => {});
+            throw new Error("the body is over the upload limit");
+          }
           hasher.update(result.value);
           written += result.value.byteLength;
           controller.enqueue(result.value);
@@ -76,6 +92,7 @@ export async function appendBody(
     const size = await storage.append(key, stream, { expectedSize, create, signal: request.signal });
     return { size, written, hasher };
   } catch (error) {
+    if (overLimit) throw options.tooLarge?.() ?? new RegistryError("SIZE_INVALID", "the upload is over its size limit", 413);
     if (error instanceof StorageError && error.code === "conflict") {
       // The size moved, or another request is writing to this upload right now (one writer at a time).
       throw new RegistryError("RANGE_INVALID", "upload offset does not match the stored size, or another request is writing to this upload", 416, undefined, {

@@ -8,6 +8,7 @@ import type { LogHook } from "../http/log.js";
 import type { StorageDriver } from "../storage/driver.js";
 import type { StreamHasher } from "./hash.js";
 import type { ManifestCache } from "./manifest-cache.js";
+import type { UploadLimits } from "./upload-limits.js";
 import type { UploadStateCodec } from "./upload-state.js";
 
 /** Resolved registry settings shared by the handlers. */
@@ -18,6 +19,10 @@ export interface RegistryContext {
   manifestBytes: number;
   listEntries: number;
   uploadMaxAgeMs: number;
+  /** Limits on open upload sessions (upload-limits.ts). */
+  uploadLimits: UploadLimits;
+  /** Who makes a request, for the per-caller upload limits; undefined when anonymous. */
+  callerOf: (request: Request) => string | undefined;
   manifestMediaTypes: ReadonlySet<string>;
   log: LogHook;
   /**

@@ -31,6 +31,8 @@ import { listTags } from "./tags.js";
 import { uploadStateCodec } from "./upload-state.js";
 import { cancelUpload, patchUpload, putUpload, startUpload, uploadStatus } from "./uploads.js";
 import { DEFAULT_MANIFEST_MEDIA_TYPES } from "./wire.js";
+import { principalOf } from "../auth/principal.js";
+import type { UploadLimits } from "./upload-limits.js";
 
 /** Size and count limits of the registry. */
 export interface RegistryLimits {
@@ -38,8 +40,22 @@ export interface RegistryLimits {
   manifestBytes?: number;
   /** Largest page of tags/list, _catalog and referrers; a larger `n` gets 400. Default 1000. */
   listEntries?: number;
-  /** Uploads older than this are unknown (404) and removed on touch. Default 7 days, like Distribution. */
+  /** Uploads started longer ago than this are unknown (404) and removed on touch. Default 24 hours. */
   uploadMaxAgeSeconds?: number;
+  /**
+   * Uploads nobody wrote a byte to for this long are abandoned: unknown (404)
+   * and removed on touch, when a limit below is reached, and by
+   * `removeAbandonedUploads`. Default 3600 (one hour).
+   */
+  uploadIdleSeconds?: number;
+  /** Open upload sessions one identified caller may hold (429 `TOOMANYREQUESTS` past it). Default 128; `Infinity` for no limit. */
+  uploadsPerCaller?: number;
+  /** Open upload sessions one repository may hold, whoever started them. Default 256; `Infinity` for no limit. */
+  uploadsPerRepository?: number;
+  /** Bytes the open uploads of one identified caller may hold together (403 `DENIED` past it). Default 64 GiB; `Infinity` for no limit. */
+  uploadBytesPerCaller?: number;
+  /** Bytes the open uploads of one repository may hold together. Default `Infinity` (no limit). */
+  uploadBytesPerRepository?: number;
 }
 
 /** Options of {@link createRegistry}. */
@@ -66,6 +82,12 @@ export interface RegistryOptions {
   manifestMediaTypes?: readonly string[];
   /** Receives log events (unexpected failures, configuration warnings). */
   log?: LogHook;
+  /**
+   * Who makes a request, for the per-caller upload limits (`undefined` for an
+   * anonymous caller, who is limited per repository only). Default: the `sub`
+   * of the token that `createTokenAuthorizer` verified for the request.
+   */
+  callerOf?: (request: Request) => string | undefined;
 }
 
 /** A fetch handler. */
@@ -104,7 +126,9 @@ export function createRegistry(options: RegistryOptions): RegistryHandler {
     deleteEnabled: options.deleteEnabled ?? false,
     manifestBytes: options.limits?.manifestBytes ?? 4 * 1024 * 1024,
     listEntries: options.limits?.listEntries ?? 1000,
-    uploadMaxAgeMs: (options.limits?.uploadMaxAgeSeconds ?? 7 * 24 * 3600) * 1000,
+    uploadMaxAgeMs: (options.limits?.uploadMaxAgeSeconds ?? 24 * 3600) * 1000,
+    uploadLimits: uploadLimits(options.limits),
+    callerOf: options.callerOf ?? ((request) => principalOf(request)?.subject || undefined),
     manifestMediaTypes: new Set(options.manifestMediaTypes ?? DEFAULT_MANIFEST_MEDIA_TYPES),
     log,
     liveHashers: new Map(),
@@ -219,6 +243,23 @@ export { hashBackend } from "./hash.js";
 export { collectGarbage } from "./gc.js";
 export type { GcOptions, GcReport } from "./gc.js";
 export { verifyBlobs } from "./verify.js";
+export { removeAbandonedUploads } from "./upload-limits.js";
+export type { RemoveAbandonedUploadsOptions, RemoveAbandonedUploadsReport } from "./upload-limits.js";
 export type { VerifyError, VerifyMismatch, VerifyOptions, VerifyProgress, VerifyReport } from "./verify.js";
 export type { QuarantineInfo } from "./layout.js";
 export type { Access, Authorizer } from "../auth/access.js";
+
+function uploadLimits(limits: RegistryLimits | undefined): UploadLimits {
+  const count = (value: number | undefined, fallback: number, what: string): number => {
+    const n = value ?? fallback;
+    if (!(n === Infinity || (Number.isSafeInteger(n) && n >= 0))) throw new TypeError(`limits.${what} must be a whole number or Infinity`);
+    return n;
+  };
+  return {
+    sessionsPerCaller: count(limits?.uploadsPerCaller, 128, "uploadsPerCaller"),
+    sessionsPerRepository: count(limits?.uploadsPerRepository, 256, "uploadsPerRepository"),
+    bytesPerCaller: count(limits?.uploadBytesPerCaller, 64 * 1024 ** 3, "uploadBytesPerCaller"),
+    bytesPerRepository: count(limits?.uploadBytesPerRepository, Infinity, "uploadBytesPerRepository"),
+    idleMs: count(limits?.uploadIdleSeconds, 3600, "uploadIdleSeconds") * 1000,
+  };
+}

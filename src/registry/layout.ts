@@ -8,6 +8,8 @@
  * repositories/<name>/_manifests/tags/<tag>               the digest a tag points to
  * repositories/<name>/_referrers/<alg>/<hex>/<digest>     descriptor of a manifest whose subject is <alg>:<hex>
  * repositories/<name>/_uploads/<uuid>/data                bytes of an upload in progress
+ * uploads/callers/<sha256 of caller>/<uuid>                one per open upload (its repository name), for the per-caller limits and the sweep
+ * uploads/callers/anonymous/<uuid>                        the same, for uploads of anonymous callers
  * catalog/<hex of name>                                   one marker per repository, for /v2/_catalog (split every 254 hex digits)
  * quarantine/<alg>/<hex>/<stamp>/data                     bytes of a blob that did not hash to its name, moved aside by verify
  * quarantine/<alg>/<hex>/<stamp>/info                     JSON {@link QuarantineInfo}: what verify found
@@ -48,10 +50,18 @@ export const tagLink = (name: string, tag: string) => `${tagsPrefix(name)}/${tag
 export const referrersPrefix = (name: string, subject: Digest) => `${repo(name)}/_referrers/${subject.algorithm}/${subject.hex}`;
 /** One referrer's descriptor. */
 export const referrer = (name: string, subject: Digest, manifest: Digest) => `${referrersPrefix(name, subject)}/${manifest.value}`;
+/** Prefix of the upload sessions of a repository. */
+export const uploadsPrefix = (name: string) => `${repo(name)}/_uploads`;
 /** Folder of one upload session. */
-export const uploadDir = (name: string, uuid: string) => `${repo(name)}/_uploads/${uuid}`;
+export const uploadDir = (name: string, uuid: string) => `${uploadsPrefix(name)}/${uuid}`;
 /** Bytes of one upload session. */
 export const uploadData = (name: string, uuid: string) => `${uploadDir(name, uuid)}/data`;
+/** Prefix of the index of open uploads (see upload-limits.ts). */
+export const UPLOADS_INDEX = "uploads/callers";
+/** Prefix of the open uploads of one caller: a SHA-256 hex, or `anonymous`. */
+export const callerUploadsPrefix = (caller: string) => `${UPLOADS_INDEX}/${caller}`;
+/** Index entry of one open upload of a caller; holds the repository name. */
+export const callerUpload = (caller: string, uuid: string) => `${callerUploadsPrefix(caller)}/${uuid}`;
 
 /**
  * Prefix of the blobs `verifyBlobs` (verify.ts) moved aside. No route reads under

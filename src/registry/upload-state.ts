@@ -23,6 +23,8 @@ export interface UploadState {
   startedAt: number;
   /** `sha256:<hex>` of bytes `[0, offset)`, when known without re-reading them. */
   digest?: string;
+  /** SHA-256 hex of the caller who started the upload, when identified (per-caller limits). */
+  owner?: string;
 }
 
 /** Signs and verifies `_state` values. */
@@ -43,8 +45,10 @@ export function uploadStateCodec(secret: string | Uint8Array): UploadStateCodec 
 
   return {
     async sign(state) {
-      const fields: unknown[] = [state.name, state.uuid, state.offset, state.startedAt];
-      if (state.digest) fields.push(state.digest);
+      // Positional and short: the state rides in every upload URL.
+      const fields: unknown[] = [state.name, state.uuid, state.offset, state.startedAt, state.digest ?? null];
+      if (state.owner) fields.push(state.owner);
+      else if (!state.digest) fields.pop();
       const payload = encoder.encode(JSON.stringify(fields));
       const mac = new Uint8Array(await crypto.subtle.sign("HMAC", await key, payload));
       return `${base64url.stringify(payload, { pad: false })}.${base64url.stringify(mac, { pad: false })}`;
@@ -81,12 +85,14 @@ export function uploadStateCodec(secret: string | Uint8Array): UploadStateCodec 
 }
 
 function toState(fields: unknown): UploadState | undefined {
-  if (!Array.isArray(fields) || fields.length < 4 || fields.length > 5) return undefined;
-  const [name, uuid, offset, startedAt, digest] = fields as unknown[];
+  if (!Array.isArray(fields) || fields.length < 4 || fields.length > 6) return undefined;
+  const [name, uuid, offset, startedAt, digest, owner] = fields as unknown[];
   if (typeof name !== "string" || typeof uuid !== "string") return undefined;
   if (!Number.isSafeInteger(offset) || (offset as number) < 0 || !Number.isSafeInteger(startedAt)) return undefined;
-  if (digest !== undefined && typeof digest !== "string") return undefined;
+  if (digest !== undefined && digest !== null && typeof digest !== "string") return undefined;
+  if (owner !== undefined && (typeof owner !== "string" || !/^[0-9a-f]{64}$/.test(owner))) return undefined;
   const state: UploadState = { name, uuid, offset: offset as number, startedAt: startedAt as number };
-  if (digest !== undefined) state.digest = digest;
+  if (typeof digest === "string") state.digest = digest;
+  if (owner !== undefined) state.owner = owner;
   return state;
 }

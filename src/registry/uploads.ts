@@ -15,10 +15,11 @@ import type { RegistryContext } from "./context.js";
 import { parseDigest, type Digest } from "./digest.js";
 import { RegistryError } from "./errors.js";
 import { createHasher, digestStream, type StreamHasher } from "./hash.js";
-import { blobData, layerLink, uploadData, uploadDir } from "./layout.js";
+import { blobData, layerLink, uploadData } from "./layout.js";
 import { absolute, digestHeaders, empty } from "./responses.js";
 import { ensureRepository, exists } from "./storage-io.js";
 import { StorageError } from "../storage/driver.js";
+import { byteAllowance, callerKey, checkNewSession, overByteLimit, registerSession, removeSession, serialized } from "./upload-limits.js";
 import type { UploadState } from "./upload-state.js";
 import { HEADERS, setPair } from "./wire.js";
 
@@ -51,11 +52,30 @@ async function loadSession(ctx: RegistryContext, url: URL, name: string, uuid: s
   const state = await ctx.states.verify(url.searchParams.get("_state"), name, uuid);
   const info = await ctx.storage.stat(uploadData(name, uuid));
   if (!info) throw uploadUnknown();
+  // Too old by this registry's clock (abandoned ones go by the sweep and when a limit is reached).
   if (Date.now() - state.startedAt > ctx.uploadMaxAgeMs) {
-    await ctx.storage.deletePrefix(uploadDir(name, uuid));
+    await removeSession(ctx.storage, state.owner, name, uuid);
     throw uploadUnknown();
   }
   return { state, size: info.size };
+}
+
+/**
+ * How many bytes this request may add to upload `uuid` (now `size` bytes) under
+ * the byte limits; refuses at once (403) when its `Content-Length` is over.
+ */
+async function allowance(ctx: RegistryContext, request: Request, name: string, uuid: string, owner: string | undefined, size: number): Promise<number> {
+  const allowed = await byteAllowance(ctx.storage, ctx.uploadLimits, name, uuid, owner, size);
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  if (Number.isFinite(declared) && declared > allowed) throw overByteLimit(ctx.uploadLimits);
+  return allowed;
+}
+
+/** `state` at a new offset: the digest it carried no longer covers the bytes. */
+function moved(state: UploadState, offset: number): UploadState {
+  const next: UploadState = { name: state.name, uuid: state.uuid, offset, startedAt: state.startedAt };
+  if (state.owner !== undefined) next.owner = state.owner;
+  return next;
 }
 
 function offsetMismatch(size: number): RegistryError {
@@ -89,7 +109,8 @@ function keepHasher(ctx: RegistryContext, name: string, uuid: string, offset: nu
  * the upload or when the upload grew meanwhile, so a committed blob always
  * hashes to its name (see the driver contract's "one writer, a final move").
  */
-async function commit(ctx: RegistryContext, request: Request, name: string, uuid: string, digest: Digest, computed: string | undefined, size: number): Promise<Response> {
+async function commit(ctx: RegistryContext, request: Request, state: Pick<UploadState, "name" | "uuid" | "owner">, digest: Digest, computed: string | undefined, size: number): Promise<Response> {
+  const { name, uuid, owner } = state;
   const key = uploadData(name, uuid);
   if (computed === undefined) {
     const stream = await ctx.storage.read(key, { offset: 0, length: size });
@@ -98,7 +119,7 @@ async function commit(ctx: RegistryContext, request: Request, name: string, uuid
   }
   if (computed !== digest.value) {
     // like Distribution: a failed commit cancels the upload
-    await ctx.storage.deletePrefix(uploadDir(name, uuid));
+    await removeSession(ctx.storage, owner, name, uuid);
     throw new RegistryError("DIGEST_INVALID", "provided digest did not match uploaded content", 400, { digest: digest.value });
   }
   // Order matters for crash safety: bytes first (invisible until linked), then the link.
@@ -109,7 +130,7 @@ async function commit(ctx: RegistryContext, request: Request, name: string, uuid
     if (error instanceof StorageError && error.code === "conflict") throw busy(size);
     throw error;
   }
-  await ctx.storage.deletePrefix(uploadDir(name, uuid));
+  await removeSession(ctx.storage, owner, name, uuid);
   await ctx.storage.write(layerLink(name, digest), new TextEncoder().encode(digest.value));
   await ensureRepository(ctx.storage, name);
   return blobCreated(request, name, digest);
@@ -141,23 +162,34 @@ export async function startUpload(ctx: RegistryContext, request: Request, url: U
       return blobCreated(request, name, mount.digest);
     }
   }
+  const digestParam = url.searchParams.get("digest");
+  const digest = digestParam === null ? undefined : parseDigest(digestParam);
   const uuid = crypto.randomUUID();
   const startedAt = Date.now();
-  const digestParam = url.searchParams.get("digest");
-  if (digestParam !== null) {
-    const digest = parseDigest(digestParam);
-    let result;
-    try {
-      result = await appendBody(ctx.storage, request, uploadData(name, uuid), 0, digest.algorithm);
-    } catch (error) {
-      // no session was handed out, so nobody could resume this one
-      await ctx.storage.deletePrefix(uploadDir(name, uuid)).catch(() => {});
-      throw error;
-    }
-    return commit(ctx, request, name, uuid, digest, result.hasher.digest(), result.size);
+  const caller = ctx.callerOf(request);
+  const owner = caller === undefined ? undefined : callerKey(caller);
+  // Check the count limits and create the session as one step (per process), so that
+  // parallel POSTs of one caller cannot all pass the check before any is counted.
+  await serialized(`repository ${name}`, () =>
+    serialized(`caller ${owner ?? ""}`, async () => {
+      await checkNewSession(ctx.storage, ctx.uploadLimits, name, owner);
+      await registerSession(ctx.storage, owner, name, uuid);
+      await ctx.storage.write(uploadData(name, uuid), new Uint8Array(0));
+    }),
+  );
+  const state: UploadState = { name, uuid, offset: 0, startedAt };
+  if (owner !== undefined) state.owner = owner;
+  if (digest === undefined) return sessionResponse(ctx, request, state, 202);
+  let result;
+  try {
+    const maxBytes = await allowance(ctx, request, name, uuid, owner, 0);
+    result = await appendBody(ctx.storage, request, uploadData(name, uuid), { expectedSize: 0, algorithm: digest.algorithm, create: false, maxBytes, tooLarge: () => overByteLimit(ctx.uploadLimits) });
+    return await commit(ctx, request, state, digest, result.hasher.digest(), result.size);
+  } catch (error) {
+    // no session was handed out, so nobody could resume this one
+    await removeSession(ctx.storage, owner, name, uuid).catch(() => {});
+    throw error;
   }
-  await ctx.storage.write(uploadData(name, uuid), new Uint8Array(0));
-  return sessionResponse(ctx, request, { name, uuid, offset: 0, startedAt }, 202);
 }
 
 const CONTENT_RANGE = /^(?:bytes )?(\d+)-(\d+)(?:\/(?:\d+|\*))?$/;
@@ -197,8 +229,11 @@ export async function patchUpload(ctx: RegistryContext, request: Request, url: U
   checkContentRange(request, size);
   // Continue this process's hash of the upload when it has seen every byte so far.
   const live = takeHasher(ctx, name, uuid, size, "sha256") ?? (size === 0 ? createHasher("sha256") : undefined);
-  const result = await appendBody(ctx.storage, request, uploadData(name, uuid), size, "sha256", live, false);
-  const next: UploadState = { name, uuid, offset: result.size, startedAt: state.startedAt };
+  const maxBytes = await allowance(ctx, request, name, uuid, state.owner, size);
+  const result = await appendBody(ctx.storage, request, uploadData(name, uuid), {
+    expectedSize: size, algorithm: "sha256", hasher: live, create: false, maxBytes, tooLarge: () => overByteLimit(ctx.uploadLimits),
+  });
+  const next = moved(state, result.size);
   if (live) {
     keepHasher(ctx, name, uuid, result.size, live);
     // The digest of every byte so far rides in the signed state: any process can commit without re-reading.
@@ -221,28 +256,30 @@ export async function putUpload(ctx: RegistryContext, request: Request, url: URL
   let total = size;
   if (request.body && request.headers.get("content-length") !== "0") {
     const hasher = live ?? (size === 0 ? createHasher(digest.algorithm) : undefined);
-    const result = await appendBody(ctx.storage, request, uploadData(name, uuid), size, digest.algorithm, hasher, false);
+    const maxBytes = await allowance(ctx, request, name, uuid, state.owner, size);
+    const result = await appendBody(ctx.storage, request, uploadData(name, uuid), {
+      expectedSize: size, algorithm: digest.algorithm, hasher, create: false, maxBytes, tooLarge: () => overByteLimit(ctx.uploadLimits),
+    });
     total = result.size;
     if (hasher) computed = hasher.digest();
     else if (result.written > 0) computed = undefined;
   } else if (computed === undefined && live) {
     computed = live.digest();
   }
-  return commit(ctx, request, name, uuid, digest, computed, total);
+  return commit(ctx, request, state, digest, computed, total);
 }
 
 /** `GET` upload status: 204 with the current `Range` and a fresh `Location`. */
 export async function uploadStatus(ctx: RegistryContext, request: Request, url: URL, name: string, uuid: string): Promise<Response> {
   const { state, size } = await loadSession(ctx, url, name, uuid);
-  const next: UploadState = { name, uuid, offset: size, startedAt: state.startedAt };
-  if (state.digest && state.offset === size) next.digest = state.digest;
+  const next = state.offset === size ? state : moved(state, size);
   return sessionResponse(ctx, request, next, 204);
 }
 
 /** `DELETE`: cancel the upload (204). */
 export async function cancelUpload(ctx: RegistryContext, url: URL, name: string, uuid: string): Promise<Response> {
-  await loadSession(ctx, url, name, uuid);
+  const { state } = await loadSession(ctx, url, name, uuid);
   ctx.liveHashers.delete(`${name}/${uuid}`);
-  await ctx.storage.deletePrefix(uploadDir(name, uuid));
+  await removeSession(ctx.storage, state.owner, name, uuid);
   return empty(204);
 }

@@ -45,6 +45,12 @@ storage:
     rootdirectory: /var/lib/registry
   delete:
     enabled: true
+  maintenance:
+    uploadpurging:
+      enabled: true
+      age: 2h
+      interval: 30m
+      dryrun: true
 auth:
   token:
     realm: https://auth.example.com/token
@@ -70,6 +76,7 @@ describe("built-in defaults (serve without CONFIG)", () => {
       tokenService: { path: "/service/token", expiration: 300, publicRepositories: [] },
       users: { prefix: "/api", selfRegistration: false, adminUsername: "admin" },
       keyDirectory: "/srv/app/data/keys",
+      uploads: { idleSeconds: 3600, purge: { intervalMs: 600_000, dryRun: false }, limits: {} },
     });
   });
 
@@ -109,7 +116,32 @@ describe("a Distribution config.yml", () => {
       log: { level: "debug", accessLog: false },
       auth: { realm: "https://auth.example.com/token", service: "registry.example.com", issuer: "auth.example.com", rootCertBundle: "/etc/registry/root.crt" },
       keyDirectory: "/srv/app/data/keys",
+      uploads: { idleSeconds: 7200, purge: { intervalMs: 1_800_000, dryRun: true }, limits: {} },
     });
+  });
+
+  it("reads the upload limits (registrykit.uploads) and turns the purge off with uploadpurging.enabled: false", () => {
+    const { config, warnings } = resolve(`
+version: 0.1
+storage:
+  inmemory:
+  maintenance:
+    uploadpurging: { enabled: false, age: 90m }
+registrykit:
+  uploads: { peruser: 8, perrepository: 20, bytesperuser: 2GiB, bytesperrepository: "500MB" }
+`);
+    expect(warnings.filter((w) => !w.startsWith("auth:"))).toEqual([]);
+    expect(config.uploads).toEqual({
+      idleSeconds: 5400,
+      limits: { uploadsPerCaller: 8, uploadsPerRepository: 20, uploadBytesPerCaller: 2 * 1024 ** 3, uploadBytesPerRepository: 500_000_000 },
+    });
+  });
+
+  it("refuses a malformed upload limit or purge age with the key's name", () => {
+    const base = "version: 0.1\nstorage:\n  inmemory:\n";
+    expect(() => resolve(`${base}registrykit:\n  uploads: { bytesperuser: lots }\n`)).toThrow(/registrykit\.uploads\.bytesperuser/);
+    expect(() => resolve(`${base}registrykit:\n  uploads: { peruser: 0 }\n`)).toThrow(/registrykit\.uploads\.peruser/);
+    expect(() => resolve(`${base}  maintenance:\n    uploadpurging: { age: 0s }\n`)).toThrow(/uploadpurging\.age/);
   });
 
   it("treats auth.token as an external token service: no token service, no users API", () => {

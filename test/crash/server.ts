@@ -23,7 +23,7 @@ export interface Server {
 /** Every child started here, so that a failing test still kills them. */
 export const started = new Set<ChildProcess>();
 
-export function spawnServer(data: string): { child: ChildProcess; ready: Promise<Server> } {
+export function spawnServer(data: string, env: Record<string, string> = {}): { child: ChildProcess; ready: Promise<Server> } {
   const child = spawn(process.execPath, [BIN, "serve"], {
     cwd: data,
     env: {
@@ -35,6 +35,7 @@ export function spawnServer(data: string): { child: ChildProcess; ready: Promise
       REGISTRY_STORAGE_DELETE_ENABLED: "true",
       REGISTRY_LOG_ACCESSLOG_DISABLED: "true",
       REGISTRY_LOG_LEVEL: "warn",
+      ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -1,0 +1,57 @@
+/**
+ * Upload limits and the purge of abandoned uploads, read from
+ * `storage.maintenance.uploadpurging` (Distribution's keys: `enabled`, `age`,
+ * `interval`, `dryrun`) and `registrykit.uploads` (`peruser`,
+ * `perrepository`, `bytesperuser`, `bytesperrepository`). registry-kit's
+ * defaults are far shorter than Distribution's 168h/24h: an upload idle for
+ * an hour is abandoned, and the purge runs every 10 minutes.
+ *
+ * @module
+ */
+import { bool, byteSize, ConfigError, duration, positiveInt } from "./config-values.js";
+
+/** What the all-in-one server does about open uploads. */
+export interface UploadsConfig {
+  /** Seconds without a byte written after which an upload is abandoned. */
+  idleSeconds: number;
+  /** The periodic purge; `undefined` = off. */
+  purge?: { intervalMs: number; dryRun: boolean };
+  /** Limits passed to `createRegistry({ limits })`; absent ones take the library's defaults. */
+  limits: {
+    uploadsPerCaller?: number;
+    uploadsPerRepository?: number;
+    uploadBytesPerCaller?: number;
+    uploadBytesPerRepository?: number;
+  };
+}
+
+const DEFAULT_AGE_MS = 3600 * 1000;
+const DEFAULT_INTERVAL_MS = 10 * 60 * 1000;
+
+/** Read the upload settings. */
+export function resolveUploads(
+  opt: <T>(key: string, parse: (key: string, value: unknown) => T) => T | undefined,
+  named: (key: string) => string,
+): UploadsConfig {
+  const p = (key: string) => `storage.maintenance.uploadpurging.${key}`;
+  const ageMs = opt(p("age"), duration) ?? DEFAULT_AGE_MS;
+  if (ageMs < 1000) throw new ConfigError(named(p("age")), "must be at least 1s");
+  const intervalMs = opt(p("interval"), duration) ?? DEFAULT_INTERVAL_MS;
+  if (intervalMs < 1000) throw new ConfigError(named(p("interval")), "must be at least 1s");
+  const enabled = opt(p("enabled"), bool) ?? true;
+  const u = (key: string) => `registrykit.uploads.${key}`;
+  const limits: UploadsConfig["limits"] = {};
+  const perUser = opt(u("peruser"), positiveInt);
+  if (perUser !== undefined) limits.uploadsPerCaller = perUser;
+  const perRepository = opt(u("perrepository"), positiveInt);
+  if (perRepository !== undefined) limits.uploadsPerRepository = perRepository;
+  const bytesPerUser = opt(u("bytesperuser"), byteSize);
+  if (bytesPerUser !== undefined) limits.uploadBytesPerCaller = bytesPerUser;
+  const bytesPerRepository = opt(u("bytesperrepository"), byteSize);
+  if (bytesPerRepository !== undefined) limits.uploadBytesPerRepository = bytesPerRepository;
+  return {
+    idleSeconds: Math.round(ageMs / 1000),
+    ...(enabled ? { purge: { intervalMs, dryRun: opt(p("dryrun"), bool) ?? false } } : {}),
+    limits,
+  };
+}
