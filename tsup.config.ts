@@ -19,7 +19,7 @@ export default defineConfig({
   },
   format: ["esm", "cjs"],
   dts: true,
-  sourcemap: true,
+  sourcemap: false, // the tarball ships no maps: maps without their sources point nowhere
   clean: true,
   target: "node20",
   splitting: true,
