@@ -44,7 +44,7 @@ export function toRequest(
   signal: AbortSignal | (() => AbortSignal),
   options: RequestOptions = {},
   onFirstBodyPull?: () => void,
-  /** The handler reads only the basics (`readsRequestBasics`): a request without a body may be a {@link LightRequest}. */
+  /** The handler reads only the basics (`readsRequestBasics`): a request without a body may be a lighter `Request` look-alike (`LightRequest`, below). */
   basicsOnly = false,
 ): Request {
   const method = req.method ?? "GET";

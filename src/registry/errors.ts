@@ -121,7 +121,7 @@ export class RegistryError extends Error {
     super(message);
   }
 
-  /** The response for this error (to `request`, when given: see {@link errorsResponse}). */
+  /** The response for this error (to `request`, when given: see `errorsResponse`). */
   toResponse(request?: Request): Response {
     return errorResponse(this.code, this.message, { status: this.status, detail: this.detail, headers: this.headers, request });
   }

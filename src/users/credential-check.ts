@@ -37,6 +37,7 @@ export interface StoreCredentialCheckOptions {
  * password, or gains or loses the administrator role.
  */
 export interface StoreCredentialCheck extends CredentialCheck {
+  /** The principal of the user named `name` as the store holds it now, or `undefined` when there is none; no password is checked. */
   lookupUser(name: string): Promise<Principal | undefined>;
 }
 

@@ -17,7 +17,7 @@ export interface UserRecord {
    * stores (a wiped and refilled store hands out the same ids and names again).
    * Refresh and management tokens carry it (`uid` claim), so a deleted user's
    * tokens never work for a new user of the same name. Records stored before
-   * it existed get {@link legacyUid} on load.
+   * it existed get `legacyUid(id, createdAt)` on load.
    */
   uid: string;
   /**
