@@ -3,6 +3,8 @@
  *
  * @module
  */
+import type { AddressInfo } from "node:net";
+import { networkInterfaces } from "node:os";
 import type { AllInOneInfo } from "./all-in-one.js";
 import type { AllInOneConfig } from "./config.js";
 
@@ -12,12 +14,34 @@ export const READY = "registry-kit listening on";
 /** The banner's last line, printed once start-up is complete. */
 export const LAST_LINE = "  ready; SIGINT (Ctrl-C) or SIGTERM stops the server gracefully";
 
-/** Lines of the banner for a server at `url`. */
-export function bannerLines(url: string, info: AllInOneInfo, version: string): string[] {
-  const lines = [
-    `${READY} ${url} (registry-kit ${version})`,
-    `  registry        ${url}/v2/`,
-  ];
+/** Where the server is bound, for the banner's first lines. */
+export interface ListenAddress {
+  /** The address actually bound (`server.address().address`), e.g. `127.0.0.1`, `0.0.0.0`, `::`. */
+  address: string;
+  /** The port actually bound. */
+  port: number;
+  /** When bound to every interface: this machine's other addresses, to show URLs that other hosts can use. */
+  external?: string[];
+}
+
+/**
+ * Lines of the banner for a server at `url` (a URL that works from this
+ * machine). With `listen` bound to every interface (`0.0.0.0`, `::`), the
+ * first line says so and names the bound address; `url` and the machine's
+ * `external` addresses follow as URLs to use. Otherwise the first line is
+ * `registry-kit listening on <url>`.
+ */
+export function bannerLines(url: string, info: AllInOneInfo, version: string, listen?: ListenAddress): string[] {
+  const lines: string[] = [];
+  if (listen && isAnyHost(listen.address)) {
+    lines.push(`${READY} all interfaces, ${hostPort(listen.address, listen.port)} (registry-kit ${version})`);
+    lines.push(`  this machine    ${url}`);
+    const others = (listen.external ?? []).map((address) => `http://${hostPort(address, listen.port)}`);
+    lines.push(`  other hosts     ${others.length > 0 ? others.join(", ") : `http://<this machine's name or address>:${listen.port}`}`);
+  } else {
+    lines.push(`${READY} ${url} (registry-kit ${version})`);
+  }
+  lines.push(`  registry        ${url}/v2/`);
   if (info.tokenService) lines.push(`  token service   ${url}${info.tokenService.path}`);
   if (info.users) {
     lines.push(`  users API       ${url}${info.users.path}${info.users.audience ? ` (Basic, or Bearer tokens for service "${info.users.audience}")` : ""}`);
@@ -58,6 +82,33 @@ function formatInterval(ms: number): string {
 /** Hosts that mean "every interface". */
 const ANY_HOST = new Set(["0.0.0.0", "::", "::0", "0:0:0:0:0:0:0:0"]);
 
+/** Whether `host` means "every interface" (`0.0.0.0`, `::`). */
+export function isAnyHost(host: string): boolean {
+  return ANY_HOST.has(host.toLowerCase());
+}
+
+/**
+ * The {@link ListenAddress} of a bound server (`server.address()`); when that
+ * is every interface, with this machine's non-loopback addresses from
+ * `interfaces` (IPv4 only when bound to `0.0.0.0`; no link-local IPv6, which
+ * needs a zone id in a URL; at most four).
+ */
+export function listenAddress(bound: AddressInfo, interfaces: ReturnType<typeof networkInterfaces> = networkInterfaces()): ListenAddress {
+  if (!isAnyHost(bound.address)) return { address: bound.address, port: bound.port };
+  const ipv4Only = bound.family === "IPv4";
+  const external = Object.values(interfaces)
+    .flatMap((addresses) => addresses ?? [])
+    .filter((a) => !a.internal && (a.family === "IPv4" || (!ipv4Only && !a.address.toLowerCase().startsWith("fe80:"))))
+    .map((a) => a.address)
+    .slice(0, 4);
+  return { address: bound.address, port: bound.port, external };
+}
+
+/** `host:port`, an IPv6 address in brackets. */
+function hostPort(host: string, port: number): string {
+  return `${host.includes(":") ? `[${host}]` : host}:${port}`;
+}
+
 /**
  * Start-up warnings about the running configuration (the CLI prints them to
  * stderr as `registry-kit: warning: …`). Today one: listening on every
@@ -67,7 +118,7 @@ const ANY_HOST = new Set(["0.0.0.0", "::", "::0", "0:0:0:0:0:0:0:0"]);
 export function startupWarnings(config: AllInOneConfig, info: AllInOneInfo): string[] {
   const warnings: string[] = [];
   if (
-    ANY_HOST.has(config.http.host.toLowerCase()) &&
+    isAnyHost(config.http.host) &&
     info.auth.mode === "token" &&
     config.auth?.realm === undefined &&
     config.http.publicUrl === undefined

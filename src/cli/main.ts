@@ -5,11 +5,12 @@
  * @module
  */
 import { readFile } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
 import { readsRequestBasics } from "../http/request-basics.js";
 import { serve, type RunningServer } from "../node/index.js";
 import { attachAccessLog } from "./access-log.js";
 import { createAllInOne, type AllInOne } from "./all-in-one.js";
-import { bannerLines, startupWarnings } from "./banner.js";
+import { bannerLines, listenAddress, startupWarnings } from "./banner.js";
 import { ConfigError, parseConfigText, resolveConfig, type AllInOneConfig } from "./config.js";
 import { gcCommand } from "./gc.js";
 import { cliLogHook } from "./log.js";
@@ -123,8 +124,9 @@ async function run(config: AllInOneConfig, io: CliIo): Promise<number | undefine
   process.on("SIGINT", () => stop("SIGINT"));
   process.on("SIGTERM", () => stop("SIGTERM"));
   if (config.log.accessLog) attachAccessLog(server.server, io.out);
-  for (const warning of startupWarnings(config, app.info)) io.err(`registry-kit: warning: ${warning}`);
-  for (const line of bannerLines(server.url, app.info, await version())) io.out(line);
+  // With the port actually bound (PORT=0 picks one).
+  for (const warning of startupWarnings({ ...config, http: { ...config.http, port: server.port } }, app.info)) io.err(`registry-kit: warning: ${warning}`);
+  for (const line of bannerLines(server.url, app.info, await version(), listenAddress(server.server.address() as AddressInfo))) io.out(line);
   return undefined;
 }
 
