@@ -20,7 +20,7 @@ export type { SigningKey } from "./jwt.js";
 export { VerificationKey } from "./public-key.js";
 
 /**
- * The contract every key source implements (DESIGN rule 6).
+ * The contract every key source implements (docs/architecture.md rule 6).
  *
  * - `signingKey()` gives the key the token service signs with, with its
  *   `kid` and certificate chain (`x5c`) when it has one.

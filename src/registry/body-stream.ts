@@ -1,7 +1,7 @@
 /**
- * Streams a request body into an upload object while hashing it (DESIGN
- * rules 3 and 4): request.body → hasher → driver.append, one chunk at a time,
- * never buffered whole.
+ * Streams a request body into an upload object while hashing it
+ * (docs/architecture.md rules 3 and 4): request.body → hasher →
+ * driver.append, one chunk at a time, never buffered whole.
  *
  * @module
  */

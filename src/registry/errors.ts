@@ -1,6 +1,6 @@
 /**
  * The OCI error body `{"errors":[{"code","message","detail"}]}` and the
- * standard codes with their HTTP statuses (DESIGN rule 7). Every registry
+ * standard codes with their HTTP statuses (docs/architecture.md rule 7). Every registry
  * error response is built here.
  *
  * @module

@@ -1,5 +1,5 @@
 /**
- * Streaming SHA-256/512 for blob digests (DESIGN rules 3 and 4).
+ * Streaming SHA-256/512 for blob digests (docs/architecture.md rules 3 and 4).
  *
  * On Node (and runtimes exposing `process.getBuiltinModule`) this uses
  * `node:crypto`, about three times faster than JavaScript hashing, which

@@ -1,5 +1,5 @@
 /**
- * The signed `_state` query parameter of an upload URL (DESIGN rule 5).
+ * The signed `_state` query parameter of an upload URL (docs/architecture.md rule 5).
  *
  * It carries what a process needs to continue an upload that another process
  * started: repository, upload id, the offset the client has reached, the start

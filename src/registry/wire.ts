@@ -1,5 +1,5 @@
 /**
- * Names on the wire, in one place (DESIGN rule 8): header families and the
+ * Names on the wire, in one place (docs/architecture.md rule 8): header families and the
  * manifest media types registry-kit accepts and serves.
  *
  * The spec writes neutral names (`Container-*`, `application/vnd.container.…`);

@@ -1,5 +1,5 @@
 /**
- * DESIGN rule 5 with a real client: handlers are stateless, so several
+ * docs/architecture.md rule 5 with a real client: handlers are stateless, so several
  * registry processes over one storage continue each other's uploads.
  *
  * Two independent `createRegistry()` instances (separate driver objects over
