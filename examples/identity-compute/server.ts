@@ -1,5 +1,6 @@
 /**
- * Run the identity + compute example on 127.0.0.1 and print the `openstack`
+ * Run the identity + compute example on 127.0.0.1 and print, for the demo
+ * user and for the administrator, the `OS_*` environment and the `openstack`
  * commands to try:
  *
  * ```sh
@@ -77,17 +78,84 @@ export async function startExample(options: StartExampleOptions = {}): Promise<R
   };
 }
 
-/** The `openstack` command line for the example. */
+/** The example's two users. */
+export type ExampleUser = "demo" | "admin";
+
+/**
+ * The `OS_*` environment the `openstack` CLI reads, for `user`. Both users
+ * scope to project `demo`; `admin` is a system administrator there (the
+ * `admin` role), which `--all-projects` and `flavor list --all` need.
+ */
+export function openstackEnv(example: RunningExample, user: ExampleUser = "demo"): Record<string, string> {
+  return {
+    OS_AUTH_URL: example.authUrl,
+    OS_IDENTITY_API_VERSION: "3",
+    OS_USERNAME: example.users[user],
+    OS_PASSWORD: example.passwords[user],
+    OS_PROJECT_NAME: example.app.project.name,
+    OS_USER_DOMAIN_NAME: "Default",
+    OS_PROJECT_DOMAIN_NAME: "Default",
+    OS_INTERFACE: "public",
+  };
+}
+
+/** The commands the banner suggests to each user (arguments after `openstack`). */
+export const SUGGESTED_COMMANDS: Readonly<Record<ExampleUser, readonly (readonly string[])[]>> = {
+  demo: [["token", "issue"], ["server", "list"], ["flavor", "list"], ["catalog", "list"]],
+  admin: [
+    ["server", "list", "--all-projects", "--long"],
+    ["flavor", "list", "--all", "--long"],
+    ["endpoint", "list"],
+    ["service", "list"],
+  ],
+};
+
+/** `text` quoted for a POSIX shell when it needs it. */
+function shellQuote(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
+}
+
+/** The one-line `openstack` command for the example, with every option on the command line. */
 export function openstackCommand(example: RunningExample, ...args: string[]): string {
+  return openstackCommandAs(example, "demo", ...args);
+}
+
+/** {@link openstackCommand} as `user`. */
+export function openstackCommandAs(example: RunningExample, user: ExampleUser, ...args: string[]): string {
+  const env = openstackEnv(example, user);
   return [
     "openstack",
-    `--os-auth-url ${example.authUrl}`,
+    `--os-auth-url ${shellQuote(env.OS_AUTH_URL!)}`,
     "--os-identity-api-version 3",
-    `--os-username demo --os-password '${example.passwords.demo}'`,
-    "--os-project-name demo --os-user-domain-name Default --os-project-domain-name Default",
+    `--os-username ${shellQuote(env.OS_USERNAME!)} --os-password ${shellQuote(env.OS_PASSWORD!)}`,
+    `--os-project-name ${shellQuote(env.OS_PROJECT_NAME!)} --os-user-domain-name Default --os-project-domain-name Default`,
     "--os-interface public",
     ...args,
   ].join(" ");
+}
+
+/**
+ * What `server.ts` prints: the URLs, the users, and for each user the
+ * `export OS_…` lines to paste into a shell and the commands to try then.
+ */
+export function banner(example: RunningExample): string {
+  const lines = [
+    `identity + compute example on ${example.url}`,
+    `  identity ${example.authUrl}, compute ${example.url}/compute/v2.1, image ${example.url}/image`,
+    `  users: demo / ${example.passwords.demo}, admin / ${example.passwords.admin}`,
+  ];
+  const who: Record<ExampleUser, string> = {
+    demo: `demo, a member of project ${example.app.project.name}`,
+    admin: `admin, an administrator (the admin role on project ${example.app.project.name})`,
+  };
+  for (const user of ["demo", "admin"] as const) {
+    lines.push("", `As ${who[user]}:`, "");
+    const env = Object.entries(openstackEnv(example, user)).map(([k, v]) => `${k}=${shellQuote(v)}`);
+    lines.push(`  export ${env.slice(0, 4).join(" ")}`, `  export ${env.slice(4).join(" ")}`);
+    for (const args of SUGGESTED_COMMANDS[user]) lines.push(`  openstack ${args.join(" ")}`);
+  }
+  lines.push("", "or, with every option on the command line:", "", `  ${openstackCommandAs(example, "admin", "server", "list", "--all-projects")}`, "");
+  return lines.join("\n");
 }
 
 async function main(): Promise<void> {
@@ -98,13 +166,7 @@ async function main(): Promise<void> {
     adminPassword: process.env.ADMIN_PASSWORD,
     log: (e) => console.error(JSON.stringify(e)),
   });
-  console.log(`identity + compute example on ${example.url}`);
-  console.log(`  identity ${example.authUrl}, compute ${example.url}/compute/v2.1, image ${example.url}/image`);
-  console.log(`  users: demo / ${example.passwords.demo}, admin / ${example.passwords.admin}`);
-  console.log("\nTry:\n");
-  console.log(`  ${openstackCommand(example, "token issue")}`);
-  console.log(`  ${openstackCommand(example, "server list")}`);
-  console.log(`  ${openstackCommand(example, "catalog list")}\n`);
+  console.log(banner(example));
   const stop = () => {
     example.close().then(() => process.exit(0), () => process.exit(1));
   };

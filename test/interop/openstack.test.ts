@@ -2,15 +2,18 @@
  * The real `openstack` client (python-openstackclient, with keystoneauth1,
  * novaclient and openstacksdk underneath) against the identity + compute
  * example on 127.0.0.1: version discovery, password authentication with
- * project scope, the catalog, `token issue`, `server list`, a microversion,
- * and the 401/403 paths as the client reports them.
+ * project scope, the catalog, `token issue`, `server list [--long]`,
+ * `flavor list` / `flavor show`, a microversion, the administrator's commands
+ * the example prints (run with its `OS_*` environment), and the 401/403 paths
+ * as the client reports them.
  *
  * The CLI runs with an isolated HOME (no clouds.yaml, no cache) and no OS_*
  * variables from the environment. When `openstack` is missing this test
  * fails; it never skips.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startExample, type RunningExample } from "../../examples/identity-compute/server.js";
+import { DEFAULT_FLAVORS } from "../../examples/identity-compute/src/compute.js";
+import { openstackEnv, startExample, SUGGESTED_COMMANDS, type RunningExample } from "../../examples/identity-compute/server.js";
 import { describeRun, requireTool, run, tempDir, type RunResult } from "./helpers/process.js";
 
 function openstackBinary(): string {
@@ -99,6 +102,109 @@ describe("openstack CLI against the identity + compute example", () => {
     );
     expect(rows.map((row) => row.Name).sort()).toEqual(example.app.servers.map((s) => s.name).sort());
     expect(rows.find((row) => row.Name === "db-1")).toMatchObject({ Status: "SHUTOFF", "Power State": 4, Flavor: "m1.medium" });
+  });
+
+  it("server list --long at the default microversion: flavor and image names and ids, no Host for a member", async () => {
+    const r = await openstack(["server", "list", "--long", "-f", "json"]);
+    const rows = parse<Array<Record<string, unknown>>>(r);
+    console.log(`$ ${r.command.replace(example.passwords.demo, "***")}\n${r.stdout}`);
+    expect(Object.keys(rows[0]!)).toEqual([
+      "ID", "Name", "Status", "Task State", "Power State", "Networks", "Image Name", "Image ID",
+      "Flavor Name", "Flavor ID", "Availability Zone", "Host", "Properties",
+    ]);
+    expect(rows.map((row) => row.Name)).toEqual(["db-1", "web-2", "web-1"]);
+    expect(rows.find((row) => row.Name === "web-1")).toEqual({
+      ID: "0b6e8a52-6f3c-4d6e-9c1a-5a4f2b7d9e10",
+      Name: "web-1",
+      Status: "ACTIVE",
+      "Task State": null,
+      "Power State": 1,
+      Networks: { private: ["10.0.0.11"] },
+      "Image Name": "cirros-0.6.2-x86_64",
+      "Image ID": "6f1c1b5e-3e1c-4a0b-9a5f-0c6b3c1d2e01",
+      "Flavor Name": "m1.small",
+      "Flavor ID": "2",
+      "Availability Zone": "nova",
+      Host: "", // OS-EXT-SRV-ATTR:host is for administrators only
+      Properties: { role: "web" },
+    });
+    expect(rows.find((row) => row.Name === "db-1")).toMatchObject({ "Image Name": "N/A (booted from volume)", "Flavor Name": "m1.medium", "Flavor ID": "3", "Power State": 4 });
+  });
+
+  it("flavor list prints every flavor (the SDK at 2.61 fetches os-extra_specs for those without extra specs)", async () => {
+    const r = await openstack(["flavor", "list", "-f", "json"]);
+    const rows = parse<Array<Record<string, unknown>>>(r);
+    console.log(`$ ${r.command.replace(example.passwords.demo, "***")}\n${r.stdout}`);
+    expect(rows).toEqual(
+      DEFAULT_FLAVORS.map((f) => ({ ID: f.id, Name: f.name, RAM: f.ram, Disk: f.disk, Ephemeral: 0, VCPUs: f.vcpus, "Is Public": true })),
+    );
+    const long = parse<Array<Record<string, unknown>>>(await openstack(["flavor", "list", "--long", "-f", "json"]));
+    expect(long.map((row) => Object.keys(row))[0]).toEqual(["ID", "Name", "RAM", "Disk", "Ephemeral", "VCPUs", "Is Public", "Swap", "RXTX Factor", "Properties"]);
+    expect(long.map((row) => [row.Name, row.Swap, row["RXTX Factor"], row.Properties])).toEqual([
+      ["m1.tiny", "", 1, {}],
+      ["m1.small", "", 1, {}],
+      ["m1.medium", "", 1, { "hw:cpu_policy": "shared", "hw_rng:allowed": "True" }],
+    ]);
+    const paged = parse<Array<{ Name: string }>>(await openstack(["flavor", "list", "--limit", "1", "--marker", "1", "-f", "json"]));
+    expect(paged.map((row) => row.Name)).toEqual(["m1.small"]);
+    const big = parse<Array<{ Name: string }>>(await openstack(["flavor", "list", "--min-ram", "2048", "--min-disk", "40", "-f", "json"]));
+    expect(big.map((row) => row.Name)).toEqual(["m1.medium"]);
+  });
+
+  it("flavor list --long at compute 2.1 reads every flavor's properties from os-extra_specs", async () => {
+    const long = parse<Array<Record<string, unknown>>>(
+      await openstack(["--os-compute-api-version", "2.1", "flavor", "list", "--long", "-f", "json"]),
+    );
+    expect(long.map((row) => [row.ID, row.Properties])).toEqual([
+      ["1", {}],
+      ["2", {}],
+      ["3", { "hw:cpu_policy": "shared", "hw_rng:allowed": "True" }],
+    ]);
+  });
+
+  it("flavor show by id and by name", async () => {
+    const r = await openstack(["flavor", "show", "2", "-f", "json"]);
+    const small = parse<Record<string, unknown>>(r);
+    console.log(`$ ${r.command.replace(example.passwords.demo, "***")}\n${r.stdout}`);
+    expect(small).toEqual({
+      "OS-FLV-DISABLED:disabled": false,
+      "OS-FLV-EXT-DATA:ephemeral": 0,
+      access_project_ids: null,
+      description: null,
+      disk: 20,
+      id: "2",
+      name: "m1.small",
+      "os-flavor-access:is_public": true,
+      properties: {},
+      ram: 2048,
+      rxtx_factor: 1,
+      swap: "",
+      vcpus: 1,
+    });
+    const medium = parse<Record<string, unknown>>(await openstack(["flavor", "show", "m1.medium", "-f", "json"]));
+    expect(medium).toMatchObject({ id: "3", name: "m1.medium", vcpus: 2, ram: 4096, disk: 40, properties: { "hw:cpu_policy": "shared", "hw_rng:allowed": "True" } });
+    const missing = await openstack(["flavor", "show", "m9.huge"]);
+    expect(missing.code, describeRun(missing)).not.toBe(0);
+    expect(missing.stderr).toContain("No Flavor found for m9.huge");
+  });
+
+  it("the administrator's commands the example prints run with its OS_* environment", async () => {
+    const env = { ...openstackEnv(example, "admin"), PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home.path, XDG_CONFIG_HOME: home.path, XDG_CACHE_HOME: home.path, LANG: "C.UTF-8" };
+    const results: Record<string, Array<Record<string, unknown>>> = {};
+    for (const args of SUGGESTED_COMMANDS.admin) {
+      const r = await run(bin, [...args, "-f", "json"], { replaceEnv: true, env, cwd: home.path, timeoutMs: CLI_TIMEOUT_MS });
+      results[args.slice(0, 2).join(" ")] = parse(r);
+    }
+    const servers = results["server list"]!;
+    expect(servers.map((row) => row.Name)).toEqual(["db-1", "web-2", "web-1"]);
+    expect(servers.map((row) => row.Host)).toEqual(["compute-2", "compute-1", "compute-1"]); // administrators see hosts
+    expect(results["flavor list"]!.map((row) => [row.Name, row.Properties])).toEqual([
+      ["m1.tiny", {}],
+      ["m1.small", {}],
+      ["m1.medium", { "hw:cpu_policy": "shared", "hw_rng:allowed": "True" }],
+    ]);
+    expect(results["endpoint list"]!).toHaveLength(9);
+    expect(results["service list"]!.map((row) => row.Type).sort()).toEqual(["compute", "identity", "image"]);
   });
 
   it("catalog list and endpoint list show the public endpoints", async () => {

@@ -1,7 +1,8 @@
 /**
  * The compute service of the example: the read side of a nova-compatible
  * Compute API v2.1 — version documents, servers and flavors — enough for
- * `openstack server list` and `openstack server show`.
+ * `openstack server list [--long]`, `openstack server show`, `openstack flavor list`
+ * and `openstack flavor show`.
  *
  * Routes, below the service root (`root`, default `/`):
  *
@@ -12,21 +13,23 @@
  * | `GET /v2.1/servers` | `{"servers":[{id,name,links}]}` |
  * | `GET /v2.1/servers/detail` | the same servers, full records |
  * | `GET /v2.1/servers/{id}` | `{"server":{…}}` |
- * | `GET /v2.1/flavors`, `/flavors/detail`, `/flavors/{id}` | flavors |
+ * | `GET /v2.1/flavors`, `/flavors/detail`, `/flavors/{id}`, `/flavors/{id}/os-extra_specs[/{key}]` | flavors (see `flavors.ts`) |
  *
  * Every API route needs `X-Auth-Token`: missing, unknown or expired → 401;
  * a token without project scope → 403. The microversion comes from
  * `OpenStack-API-Version: compute 2.x` or `X-OpenStack-Nova-API-Version`
  * (default 2.1, `latest` = 2.79), is echoed in both headers, and shapes the
  * server records (2.9 `locked`, 2.19 `description`, 2.26 `tags`,
- * 2.47 embedded flavor, 2.73 `locked_reason`). Outside 2.1–2.79 → 406.
+ * 2.47 embedded flavor, 2.73 `locked_reason`) and flavors (2.55 `description`,
+ * 2.61 `extra_specs`, 2.75 `swap` 0). Outside 2.1–2.79 → 406.
  *
  * @module
  */
 import { silent, type LogHook } from "../../../src/http/log.js";
 import { json } from "../../../src/http/response.js";
 import { checkToken, type TokenValidator } from "./auth.js";
-import { novaError } from "./errors.js";
+import { ComputeError, novaError } from "./errors.js";
+import { DEFAULT_FLAVORS, embeddedFlavor, flavorRoute, type FlavorRecord } from "./flavors.js";
 import {
   compareMicroversions,
   microversionHeaders,
@@ -76,18 +79,7 @@ export interface ServerRecord {
   locked?: boolean;
 }
 
-/** A flavor (machine size). */
-export interface FlavorRecord {
-  id: string;
-  name: string;
-  vcpus: number;
-  /** MiB. */
-  ram: number;
-  /** GiB. */
-  disk: number;
-  ephemeral?: number;
-  swap?: number;
-}
+export { DEFAULT_FLAVORS, type FlavorRecord } from "./flavors.js";
 
 /** Where servers come from: a fixed list, or a function read on every request. */
 export type ServerSource = readonly ServerRecord[] | (() => Promise<readonly ServerRecord[]> | readonly ServerRecord[]);
@@ -112,13 +104,6 @@ export interface ComputeServiceOptions {
   log?: LogHook;
 }
 
-/** Flavors used when none are configured. */
-export const DEFAULT_FLAVORS: readonly FlavorRecord[] = [
-  { id: "1", name: "m1.tiny", vcpus: 1, ram: 512, disk: 1 },
-  { id: "2", name: "m1.small", vcpus: 1, ram: 2048, disk: 20 },
-  { id: "3", name: "m1.medium", vcpus: 2, ram: 4096, disk: 40 },
-];
-
 const MIN = parseMicroversion(COMPUTE_MIN_MICROVERSION)!;
 const MAX = parseMicroversion(COMPUTE_MAX_MICROVERSION)!;
 const at = (v: Microversion, minor: number) => compareMicroversions(v, { major: 2, minor }) >= 0;
@@ -138,15 +123,6 @@ const SORT_KEYS: Record<string, (s: ServerRecord) => string | number> = {
   display_name: (s) => s.name,
   uuid: (s) => s.id,
 };
-
-class ComputeError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 /** Create the compute service. */
 export function createComputeService(options: ComputeServiceOptions): Handler {
@@ -249,17 +225,7 @@ async function dispatch(
       return json({ server: view.detail(s) });
     }
   }
-  if (parts[0] === "flavors") {
-    if (parts.length === 1 || (parts.length === 2 && parts[1] === "detail")) {
-      const detail = parts.length === 2;
-      return json({ flavors: flavors.map((f) => (detail ? view.flavorDetail(f) : view.flavorSummary(f))) });
-    }
-    if (parts.length === 2) {
-      const f = flavors.find((x) => x.id === parts[1]);
-      if (!f) throw new ComputeError(404, `Flavor ${parts[1]!.slice(0, 64)} could not be found.`);
-      return json({ flavor: view.flavorDetail(f) });
-    }
-  }
+  if (parts[0] === "flavors") return flavorRoute(parts.slice(1), query, view.base, view.version, token, flavors, maxLimit);
   throw new ComputeError(404, "The resource could not be found.");
 }
 
@@ -385,15 +351,7 @@ class View {
         ? { id: s.imageId, links: [{ rel: "bookmark", href: `${this.base}/images/${s.imageId}` }] }
         : "",
       flavor: at(v, 47)
-        ? {
-            vcpus: flavor?.vcpus ?? 0,
-            ram: flavor?.ram ?? 0,
-            disk: flavor?.disk ?? 0,
-            ephemeral: flavor?.ephemeral ?? 0,
-            swap: flavor?.swap ?? 0,
-            original_name: flavor?.name ?? s.flavorId,
-            extra_specs: {},
-          }
+        ? embeddedFlavor(flavor, s.flavorId)
         : { id: s.flavorId, links: [{ rel: "bookmark", href: `${this.base}/flavors/${s.flavorId}` }] },
       created: isoSeconds(created),
       updated: isoSeconds(s.updated ?? created),
@@ -433,27 +391,6 @@ class View {
     if (at(v, 19)) out.description = s.description ?? null;
     if (at(v, 26)) out.tags = s.tags ?? [];
     if (at(v, 73)) out.locked_reason = null;
-    return out;
-  }
-
-  flavorSummary(f: FlavorRecord) {
-    return { id: f.id, name: f.name, links: this.links("flavors", f.id) };
-  }
-
-  flavorDetail(f: FlavorRecord) {
-    const out: Record<string, unknown> = {
-      ...this.flavorSummary(f),
-      vcpus: f.vcpus,
-      ram: f.ram,
-      disk: f.disk,
-      "OS-FLV-EXT-DATA:ephemeral": f.ephemeral ?? 0,
-      swap: f.swap ? f.swap : "",
-      rxtx_factor: 1.0,
-      "OS-FLV-DISABLED:disabled": false,
-      "os-flavor-access:is_public": true,
-    };
-    if (at(this.version, 55)) out.description = null;
-    if (at(this.version, 61)) out.extra_specs = {};
     return out;
   }
 }

@@ -48,3 +48,16 @@ const NOVA_FAULTS: Record<number, string> = {
 export function novaError(status: number, message: string, headers?: HeadersInit): Response {
   return json({ [NOVA_FAULTS[status] ?? "computeFault"]: { code: status, message } }, status, headers);
 }
+
+/**
+ * Thrown by the compute routes; the service turns it into
+ * {@link novaError}`(status, message)` with the microversion headers.
+ */
+export class ComputeError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
