@@ -195,6 +195,8 @@ async function readError(response: Response): Promise<{ code?: string; message?:
 function statusError(request: S3Request, status: number, code?: string, message?: string): StorageError {
   const what = `s3 ${request.op}${describeKey(request.key)}: ${status}${code ? " " + code : ""}${message ? ` (${truncate(message)})` : ""}`;
   if (status === 412 || code === "PreconditionFailed") return new StorageError("conflict", what);
+  // A quota (radosgw, AWS) or a full server (MinIO answers 507): the registry answers 507, not 500.
+  if (status === 507 || code === "QuotaExceeded" || code === "XMinioStorageFull") return new StorageError("no_space", what);
   if (code === "NoSuchBucket") return new StorageError("io", `${what}: the bucket does not exist`);
   if (status === 403) return new StorageError("io", `${what}: check the credentials and the bucket policy`);
   if (status === 404 && code === "NoSuchKey") return new StorageError("not_found", what);
