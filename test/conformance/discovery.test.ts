@@ -5,23 +5,7 @@
  * (auth on/off × deletes on/off).
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import {
-  configBlob,
-  content,
-  descriptor,
-  digestOf,
-  errorCodes,
-  expectDelete,
-  imageManifest,
-  MEDIA,
-  MODES,
-  pushBlob,
-  pushManifest,
-  randomContent,
-  target,
-  type Content,
-  type Target,
-} from "./setup.js";
+import { configBlob, content, descriptor, digestOf, errorCodes, expectDelete, imageManifest, MEDIA, MODES, pushBlob, pushManifest, randomContent, target, type Content, type Target, itIf } from "./setup.js";
 
 const REPO = "conformance/discovery";
 const TYPE_A = "application/vnd.nhl.peanut.butter.bagel";
@@ -234,7 +218,7 @@ describe.each(MODES)("content discovery (auth $auth, deletes $deletes)", (mode) 
     });
   });
 
-  it.runIf(mode.auth)("without a token, tags/list and referrers are challenged for pull", async () => {
+  itIf(mode.auth)("without a token, tags/list and referrers are challenged for pull", async () => {
     for (const path of [`/v2/${REPO}/tags/list`, `/v2/${REPO}/referrers/${subject.digest}`]) {
       const response = await t.anonymous("GET", path);
       expect(response.status).toBe(401);

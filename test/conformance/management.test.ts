@@ -5,7 +5,7 @@
  * nothing changes.
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import { configBlob, digestOf, errorCodes, expectDelete, imageManifest, MODES, pushBlob, pushManifest, randomContent, target, type Content, type Target } from "./setup.js";
+import { configBlob, digestOf, errorCodes, expectDelete, imageManifest, MODES, pushBlob, pushManifest, randomContent, target, type Content, type Target, itIf, describeIf } from "./setup.js";
 
 const TAG = "tagtest0";
 
@@ -45,7 +45,7 @@ describe.each(MODES)("content management (auth $auth, deletes $deletes)", (mode)
     image = await pushImage(t);
   });
 
-  describe.runIf(mode.deletes)("with deletes on", () => {
+  describeIf(mode.deletes)("with deletes on", () => {
     it("DELETE of a tag is 202; the tag is then 404 on HEAD and GET and gone from tags/list, while the manifest stays by digest", async () => {
       await pushManifest(t, image.repo, "other", image.manifest);
       expect(await status(t, "DELETE", `/v2/${image.repo}/manifests/${TAG}`)).toBe(202);
@@ -114,7 +114,7 @@ describe.each(MODES)("content management (auth $auth, deletes $deletes)", (mode)
     });
   });
 
-  describe.runIf(!mode.deletes)("with deletes off", () => {
+  describeIf(!mode.deletes)("with deletes off", () => {
     it("DELETE of a tag, a manifest and its blobs is 405 UNSUPPORTED without DELETE in Allow, and everything is still served", async () => {
       const paths = [
         `/v2/${image.repo}/manifests/${TAG}`,
@@ -134,7 +134,7 @@ describe.each(MODES)("content management (auth $auth, deletes $deletes)", (mode)
     });
   });
 
-  it.runIf(mode.auth)("without a token, DELETE is challenged for the delete action (before deletion being off is revealed)", async () => {
+  itIf(mode.auth)("without a token, DELETE is challenged for the delete action (before deletion being off is revealed)", async () => {
     for (const path of [`/v2/${image.repo}/manifests/${image.manifest.digest}`, `/v2/${image.repo}/blobs/${image.layer.digest}`]) {
       const response = await t.anonymous("DELETE", path);
       expect(response.status).toBe(401);

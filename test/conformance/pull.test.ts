@@ -4,24 +4,7 @@
  * in every mode (auth on/off × deletes on/off).
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import {
-  configBlob,
-  content,
-  digestOf,
-  errorCodes,
-  expectBody,
-  expectDelete,
-  imageManifest,
-  MEDIA,
-  MODES,
-  pushBlob,
-  pushManifest,
-  randomContent,
-  SPEC_ERROR_CODES,
-  target,
-  type Content,
-  type Target,
-} from "./setup.js";
+import { configBlob, content, digestOf, errorCodes, expectBody, expectDelete, imageManifest, MEDIA, MODES, pushBlob, pushManifest, randomContent, SPEC_ERROR_CODES, target, type Content, type Target, itIf } from "./setup.js";
 
 const REPO = "conformance/pull";
 const TAG = "tagtest0";
@@ -46,7 +29,7 @@ describe.each(MODES)("pull (auth $auth, deletes $deletes)", (mode) => {
     expect((await t.send("GET", "/v2/")).status).toBe(200);
   });
 
-  it.runIf(mode.auth)("without a token, GET /v2/ and a blob GET get 401 UNAUTHORIZED with a Bearer challenge naming realm, service and scope", async () => {
+  itIf(mode.auth)("without a token, GET /v2/ and a blob GET get 401 UNAUTHORIZED with a Bearer challenge naming realm, service and scope", async () => {
     const ping = await t.anonymous("GET", "/v2/");
     expect(ping.status).toBe(401);
     expect(ping.headers.get("www-authenticate")).toBe('Bearer realm="http://auth.test/token",service="registry.test"');

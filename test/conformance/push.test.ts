@@ -5,27 +5,7 @@
  * every kind the suites push, in every mode (auth on/off × deletes on/off).
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import {
-  configBlob,
-  content,
-  descriptor,
-  digestOf,
-  errorCodes,
-  expectBody,
-  expectDelete,
-  imageManifest,
-  MEDIA,
-  MODES,
-  ORIGIN,
-  pushBlob,
-  pushManifest,
-  randomContent,
-  target,
-  withDigest,
-  type Content,
-  type Send,
-  type Target,
-} from "./setup.js";
+import { configBlob, content, descriptor, digestOf, errorCodes, expectBody, expectDelete, imageManifest, MEDIA, MODES, ORIGIN, pushBlob, pushManifest, randomContent, target, withDigest, type Content, type Send, type Target, itIf } from "./setup.js";
 
 const REPO = "conformance/push";
 const OCTETS = "application/octet-stream";
@@ -350,7 +330,7 @@ describe.each(MODES)("push (auth $auth, deletes $deletes)", (mode) => {
       await expectBlobCreated(t, await t.send("PUT", withDigest(post.headers.get("location")!, missing.digest), { body: missing.bytes }), repo, missing);
     });
 
-    it.runIf(mode.auth)("without a token, the mount is challenged for push on the target and pull on the source", async () => {
+    itIf(mode.auth)("without a token, the mount is challenged for push on the target and pull on the source", async () => {
       const post = await t.anonymous("POST", `/v2/${into}/blobs/uploads/?mount=${blob.digest}&from=${source}`);
       expect(post.status).toBe(401);
       expect(post.headers.get("www-authenticate")).toContain(`scope="repository:${into}:pull,push repository:${source}:pull"`);

@@ -7,7 +7,7 @@
  * registry and the token service are called as fetch handlers.
  */
 import { createHash } from "node:crypto";
-import { expect } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createTokenAuthorizer, createTokenService, generatedKeys, memoryCredentials } from "../../src/auth/index.js";
 import { createRegistry } from "../../src/registry/index.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
@@ -209,4 +209,17 @@ export async function expectDelete(t: Target, path: string): Promise<void> {
   expect(response.status, `DELETE ${path}`).toBe(405);
   expect(response.headers.get("allow")).not.toMatch(/DELETE/);
   expect(await errorCodes(response)).toEqual(["UNSUPPORTED"]);
+}
+
+/**
+ * `it` when `condition` holds, else nothing at all: a case that does not apply
+ * to a mode is not declared (rather than reported as skipped).
+ */
+export function itIf(condition: boolean): typeof it {
+  return condition ? it : ((() => {}) as unknown as typeof it);
+}
+
+/** `describe` when `condition` holds, else nothing (see {@link itIf}). */
+export function describeIf(condition: boolean): typeof describe {
+  return condition ? describe : ((() => {}) as unknown as typeof describe);
 }
