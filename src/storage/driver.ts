@@ -145,7 +145,9 @@ export interface MoveOptions {
 /**
  * Machine-readable reasons a driver fails.
  *
- * - `invalid_key`: the key (or range, or expected size) is not valid.
+ * - `invalid_key`: the key is not valid (see {@link assertValidKey}).
+ * - `invalid_range`: a read range (`offset`, `length`) or a move's
+ *   `expectedSize` is not a non-negative safe integer.
  * - `not_found`: the object is missing where the operation needs it.
  * - `conflict`: another writer, a size mismatch, or a key that is both an object and a prefix.
  * - `aborted`: the caller's signal aborted the operation.
@@ -156,7 +158,7 @@ export interface MoveOptions {
  *   the limit) and retrying can succeed. The registry answers it with 507.
  * - `io`: any other failure of the backend.
  */
-export type StorageErrorCode = "invalid_key" | "not_found" | "conflict" | "aborted" | "no_space" | "io";
+export type StorageErrorCode = "invalid_key" | "invalid_range" | "not_found" | "conflict" | "aborted" | "no_space" | "io";
 
 /** The one error type drivers throw for expected failures. */
 export class StorageError extends Error {
@@ -230,7 +232,7 @@ export function checked(driver: StorageDriver): StorageDriver {
       assertValidKey(key);
       if (range && (!Number.isSafeInteger(range.offset) || range.offset < 0 ||
         (range.length !== undefined && (!Number.isSafeInteger(range.length) || range.length < 0)))) {
-        throw new StorageError("invalid_key", "invalid byte range");
+        throw new StorageError("invalid_range", "invalid byte range");
       }
       return driver.read(key, range);
     },
@@ -240,7 +242,7 @@ export function checked(driver: StorageDriver): StorageDriver {
       assertValidKey(from);
       assertValidKey(to);
       if (options?.expectedSize !== undefined && (!Number.isSafeInteger(options.expectedSize) || options.expectedSize < 0)) {
-        throw new StorageError("invalid_key", "invalid expected size");
+        throw new StorageError("invalid_range", "invalid expected size");
       }
       return driver.move(from, to, options);
     },

@@ -188,10 +188,11 @@ export function describeStorageContract(
         }
       });
 
-      it("rejects a negative or fractional range with invalid_key", async () => {
-        await expectCode(store.read("range/key", { offset: -1 }), "invalid_key");
-        await expectCode(store.read("range/key", { offset: 0, length: -1 }), "invalid_key");
-        await expectCode(store.read("range/key", { offset: 1.5 }), "invalid_key");
+      it("rejects a negative or fractional range with invalid_range", async () => {
+        await expectCode(store.read("range/key", { offset: -1 }), "invalid_range");
+        await expectCode(store.read("range/key", { offset: 0, length: -1 }), "invalid_range");
+        await expectCode(store.read("range/key", { offset: 1.5 }), "invalid_range");
+        await expectCode(store.move("range/key", "range/to", { expectedSize: -1 }), "invalid_range");
       });
     });
 
