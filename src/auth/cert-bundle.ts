@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { equalBytes, fromB64, toArrayBuffer } from "./encoding.js";
+import { equalBytes, fromB64, toArrayBuffer } from "../util/bytes.js";
 import type { JwtHeader } from "./jwt.js";
 import { JwtError } from "./jwt.js";
 import { parsePem } from "./pem.js";

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { toHex } from "../util/bytes.js";
 
 interface Tlv {
   tag: number;
@@ -43,9 +44,7 @@ function children(der: Uint8Array, parent: Tlv): Tlv[] {
 }
 
 function hex(der: Uint8Array, t: Tlv): string {
-  let s = "";
-  for (let i = t.start; i < t.end; i++) s += der[i]!.toString(16).padStart(2, "0");
-  return s;
+  return toHex(der.subarray(t.start, t.end));
 }
 
 /** The key algorithm named by an AlgorithmIdentifier. */

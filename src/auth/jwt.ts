@@ -6,7 +6,7 @@
  */
 import type { Access } from "./access.js";
 import { algorithmSpec, type JwsAlgorithm } from "./algorithms.js";
-import { b64url, b64urlText, fromB64url, fromUtf8, toArrayBuffer, utf8 } from "./encoding.js";
+import { b64url, b64urlText, fromB64url, fromUtf8, toArrayBuffer, utf8 } from "../util/bytes.js";
 import { nodeSign } from "./node-sign.js";
 
 /** A JOSE header. */

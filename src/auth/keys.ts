@@ -10,7 +10,7 @@
  */
 import { algorithmSpec, MIN_RSA_BITS, type JwsAlgorithm } from "./algorithms.js";
 import { pkcs1ToPkcs8, pkcs8Kind, sec1ToPkcs8, type KeyKind } from "./der.js";
-import { b64, toArrayBuffer, utf8 } from "./encoding.js";
+import { b64, toArrayBuffer, utf8 } from "../util/bytes.js";
 import type { SigningKey } from "./jwt.js";
 import { parsePem, toPem } from "./pem.js";
 import { publicJwk, VerificationKey } from "./public-key.js";

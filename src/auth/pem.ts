@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { b64, fromB64 } from "./encoding.js";
+import { b64, fromB64 } from "../util/bytes.js";
 
 /** One `-----BEGIN <label>----- … -----END <label>-----` block. */
 export interface PemBlock {

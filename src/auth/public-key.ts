@@ -8,7 +8,7 @@
 import type { X509Certificate } from "@peculiar/x509";
 import { algorithmSpec, MIN_RSA_BITS, type JwsAlgorithm } from "./algorithms.js";
 import { spkiKind, type KeyKind } from "./der.js";
-import { toArrayBuffer } from "./encoding.js";
+import { toArrayBuffer } from "../util/bytes.js";
 import { jwkThumbprint, libtrustKeyId } from "./kid.js";
 
 /** Parameters used only to read a key's JWK form. */

@@ -13,7 +13,7 @@ import { json } from "../http/response.js";
 import type { Access, CredentialCheck, Principal } from "./access.js";
 import { bindingClaims, matchesBinding } from "./binding.js";
 import { parseBasic } from "./credentials.js";
-import { b64url } from "./encoding.js";
+import { b64url } from "../util/bytes.js";
 import { signJwt, type TokenClaims } from "./jwt.js";
 import type { KeyProvider } from "./keys.js";
 import { parseTokenForm, parseTokenQuery, type TokenRequest } from "./oauth-form.js";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { streamOf } from "../storage/streams.js";
+import { streamOf } from "../util/streams.js";
 
 export { streamOf };
 

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { readAll } from "../storage/streams.js";
+import { readAll } from "../util/streams.js";
 
 /** Thrown by {@link readLimited} when a body is larger than allowed. */
 export class BodyTooLargeError extends Error {

@@ -10,8 +10,8 @@
  * @module
  */
 import { sha256, sha512 } from "@noble/hashes/sha2.js";
-import { bytesToHex } from "@noble/hashes/utils.js";
 import { nodeBuiltin } from "../runtime/node-builtin.js";
+import { toHex } from "../util/bytes.js";
 import type { DigestAlgorithm } from "./digest.js";
 
 /** An incremental hash. `digest()` may be called once, after the last `update`. */
@@ -63,7 +63,7 @@ function nobleHasher(algorithm: DigestAlgorithm, hash: NobleHash): StreamHasher 
   return {
     algorithm,
     update: (chunk) => void hash.update(chunk),
-    digest: () => `${algorithm}:${bytesToHex(hash.digest())}`,
+    digest: () => `${algorithm}:${toHex(hash.digest())}`,
     clone: () => nobleHasher(algorithm, hash.clone() as NobleHash),
   };
 }

@@ -6,7 +6,7 @@
  * @module
  */
 import type { StorageDriver } from "../storage/driver.js";
-import { readAll } from "../storage/streams.js";
+import { readAll } from "../util/streams.js";
 import { catalogEntry } from "./layout.js";
 
 const encoder = new TextEncoder();

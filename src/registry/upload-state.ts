@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { base64url } from "rfc4648";
+import { b64url, fromB64url } from "../util/bytes.js";
 import { RegistryError } from "./errors.js";
 
 /** What `_state` binds. */
@@ -51,7 +51,7 @@ export function uploadStateCodec(secret: string | Uint8Array): UploadStateCodec 
       else if (!state.digest) fields.pop();
       const payload = encoder.encode(JSON.stringify(fields));
       const mac = new Uint8Array(await crypto.subtle.sign("HMAC", await key, payload));
-      return `${base64url.stringify(payload, { pad: false })}.${base64url.stringify(mac, { pad: false })}`;
+      return `${b64url(payload)}.${b64url(mac)}`;
     },
 
     async verify(token, name, uuid) {
@@ -63,8 +63,8 @@ export function uploadStateCodec(secret: string | Uint8Array): UploadStateCodec 
       let payload: Uint8Array<ArrayBuffer>;
       let mac: Uint8Array<ArrayBuffer>;
       try {
-        payload = new Uint8Array(base64url.parse(parts[0] ?? "", { loose: true }));
-        mac = new Uint8Array(base64url.parse(parts[1] ?? "", { loose: true }));
+        payload = new Uint8Array(fromB64url(parts[0] ?? ""));
+        mac = new Uint8Array(fromB64url(parts[1] ?? ""));
       } catch {
         throw invalid("malformed");
       }

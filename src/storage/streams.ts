@@ -1,5 +1,7 @@
 /**
  * Runtime-neutral helpers for drivers that consume a {@link StorageBody}.
+ * The generic helpers (`discard`, `streamOf`, `readAll`) live in
+ * `src/util/streams.ts` and are re-exported here for drivers.
  *
  * They give every driver the same rules for the failure cases the contract
  * suite checks: an abort signal wins even while the body is stalled, the body
@@ -9,6 +11,8 @@
  * @module
  */
 import { StorageError, type StorageBody } from "./driver.js";
+
+export { discard, readAll, streamOf } from "../util/streams.js";
 
 /** Throw `StorageError("aborted")` if `signal` is already aborted. */
 export function throwIfAborted(signal: AbortSignal | undefined): void {
@@ -78,60 +82,4 @@ export async function* bodyChunks(body: StorageBody, signal?: AbortSignal): Asyn
       // a read still pending after an abort keeps the lock on some runtimes; cancel already freed the source
     }
   }
-}
-
-/**
- * Release a body a driver will not read (e.g. an append refused with
- * `conflict`), so that its source (a request body) is not left hanging.
- */
-export function discard(body: StorageBody): void {
-  if (!(body instanceof Uint8Array) && !body.locked) body.cancel().catch(() => {});
-}
-
-/** A stream of the given bytes, in one chunk (none when empty). */
-export function streamOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
-      if (bytes.byteLength > 0) controller.enqueue(bytes);
-      controller.close();
-    },
-  });
-}
-
-/**
- * Read a whole stream into one `Uint8Array`. For small objects only
- * (manifests, bookkeeping objects, request bodies with a limit). With
- * `limit`, the stream is cancelled and `tooLarge()` thrown as soon as more
- * than `limit` bytes have arrived.
- */
-export async function readAll(
-  stream: ReadableStream<Uint8Array>,
-  limit = Infinity,
-  tooLarge: () => Error = () => new RangeError(`stream exceeds ${limit} bytes`),
-): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = stream.getReader();
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > limit) {
-        await reader.cancel().catch(() => {});
-        throw tooLarge();
-      }
-      chunks.push(value);
-    }
-  } finally {
-    reader.releaseLock();
-  }
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
 }

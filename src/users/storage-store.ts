@@ -34,6 +34,7 @@
  * @module
  */
 import { checked, type StorageDriver } from "../storage/driver.js";
+import { toHex } from "../util/bytes.js";
 import { Mutex } from "./lock.js";
 import { legacyUid, type UserRecord } from "./record.js";
 import { MAX_USER_ID, UserStoreError, fold, type NewUser, type UserPatch, type UserQuery, type UserPage, type UserStore } from "./store.js";
@@ -68,9 +69,7 @@ export function storageUserStore(driver: StorageDriver, options: StorageUserStor
   function keyText(text: string): string {
     const folded = fold(text);
     if (SAFE_KEY_TEXT.test(folded) && folded !== "." && folded !== "..") return folded;
-    let hex = "X";
-    for (const byte of encoder.encode(folded)) hex += byte.toString(16).padStart(2, "0");
-    return hex;
+    return "X" + toHex(encoder.encode(folded));
   }
 
   async function readText(key: string): Promise<string | undefined> {

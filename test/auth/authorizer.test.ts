@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { b64url, fromB64url, toArrayBuffer, utf8 } from "../../src/auth/encoding.js";
+import { b64url, fromB64url, toArrayBuffer, utf8 } from "../../src/util/bytes.js";
 import {
   createTokenAuthorizer,
   signJwt,

@@ -1,5 +1,5 @@
 /** Shared fixtures for the auth tests: keys, raw token builders, constants. */
-import { b64url, toArrayBuffer, utf8 } from "../../src/auth/encoding.js";
+import { b64url, toArrayBuffer, utf8 } from "../../src/util/bytes.js";
 import { generatedKeys, VerificationKey, type GeneratedKeyProvider, type KeyPem } from "../../src/auth/index.js";
 
 export const REALM = "http://127.0.0.1:5056/service/token";

@@ -1,7 +1,7 @@
 /** signJwt's cached headers and the base64url encoders (native Buffer and portable). */
 import { describe, expect, it } from "vitest";
 import { base64url } from "rfc4648";
-import { b64url, b64urlText, utf8 } from "../../src/auth/encoding.js";
+import { b64url, b64urlText, utf8 } from "../../src/util/bytes.js";
 import { decodeJwt, generatedKeys, signJwt } from "../../src/auth/index.js";
 
 describe("base64url", () => {

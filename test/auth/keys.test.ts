@@ -3,7 +3,7 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { b64 } from "../../src/auth/encoding.js";
+import { b64 } from "../../src/util/bytes.js";
 import {
   createTokenVerifier,
   cryptoKeys,

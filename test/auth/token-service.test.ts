@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { fromB64url, fromUtf8 } from "../../src/auth/encoding.js";
+import { fromB64url, fromUtf8 } from "../../src/util/bytes.js";
 import {
   aclPolicy,
   createTokenAuthorizer,

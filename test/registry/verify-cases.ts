@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { createRegistry, verifyBlobs } from "../../src/registry/index.js";
 import type { StorageDriver } from "../../src/storage/driver.js";
-import { readAll } from "../../src/storage/streams.js";
+import { readAll } from "../../src/util/streams.js";
 import { bytes, errorCode, pushImage, req, sha256, sha512, type Handler } from "./helpers.js";
 
 /** The key the registry stores a blob's bytes under (docs/registry.md, storage keys). */

@@ -1,6 +1,7 @@
 /**
- * Byte and text encodings used by the token code: base64url (JWS parts),
- * standard base64 (`x5c`, PEM bodies) and UTF-8.
+ * Byte and text encodings, one implementation of each for the whole library:
+ * UTF-8, hex, standard base64 (`x5c`, PEM bodies) and base64url (JWS parts,
+ * upload state).
  *
  * @module
  */
@@ -17,6 +18,25 @@ export function utf8(text: string): Uint8Array {
 /** Decode UTF-8 bytes; throws on invalid sequences. */
 export function fromUtf8(bytes: Uint8Array): string {
   return decoder.decode(bytes);
+}
+
+const HEX_BYTE = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+
+/** Lowercase hex of `bytes`, two characters a byte. */
+export function toHex(bytes: Uint8Array): string {
+  let out = "";
+  for (let i = 0; i < bytes.length; i++) out += HEX_BYTE[bytes[i]!];
+  return out;
+}
+
+const HEX_CHARS = /^(?:[0-9a-fA-F]{2})*$/;
+
+/** Decode hex (either case, even length); throws on anything else. */
+export function fromHex(hex: string): Uint8Array {
+  if (!HEX_CHARS.test(hex)) throw new Error("invalid hex");
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return out;
 }
 
 interface BufferLike {
