@@ -6,4 +6,4 @@
  */
 export { describeStorageContract } from "./storage-contract.js";
 export type { LargeStreamStats, StorageContractOptions, StorageContractSubject } from "./storage-contract.js";
-export { describeUserStoreContract } from "../users/store-contract.js";
+export { describeUserStoreContract } from "./user-store-contract.js";

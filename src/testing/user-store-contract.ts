@@ -11,8 +11,8 @@
  * @module
  */
 import { describe, expect, it } from "vitest";
-import type { NewUser, UserStore, UserStoreErrorCode } from "./store.js";
-import { UserStoreError } from "./store.js";
+import type { NewUser, UserStore, UserStoreErrorCode } from "../users/store.js";
+import { UserStoreError } from "../users/store.js";
 
 /** Register the user store contract tests for one implementation. */
 export function describeUserStoreContract(name: string, setup: () => UserStore | Promise<UserStore>): void {
