@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { AuthError } from "./errors.js";
 
 /** Signature algorithms registry-kit can sign and verify. `none` is never one of them. */
 export type JwsAlgorithm =
@@ -103,7 +104,7 @@ export function allowList(algorithms: readonly string[] | undefined): ReadonlySe
   const list = algorithms ?? DEFAULT_ALGORITHMS;
   const out = new Set<JwsAlgorithm>();
   for (const a of list) {
-    if (!isJwsAlgorithm(a)) throw new Error(`unsupported JWS algorithm in allow-list: ${JSON.stringify(a)}`);
+    if (!isJwsAlgorithm(a)) throw new AuthError("config", `unsupported JWS algorithm in allow-list: ${JSON.stringify(a)}`);
     out.add(a);
   }
   return out;

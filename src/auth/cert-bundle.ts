@@ -5,9 +5,9 @@
  *
  * @module
  */
+import { AuthError, JwtError } from "./errors.js";
 import { equalBytes, fromB64, toArrayBuffer } from "../util/bytes.js";
 import type { JwtHeader } from "./jwt.js";
-import { JwtError } from "./jwt.js";
 import { parsePem } from "./pem.js";
 import { VerificationKey } from "./public-key.js";
 import { x509, type X509 } from "./x509.js";
@@ -55,7 +55,7 @@ export async function parseCertBundle(pem: string): Promise<TrustStore> {
       keys.push(await VerificationKey.fromSpki(block.der));
     }
   }
-  if (keys.length === 0) throw new Error("root certificate bundle holds no CERTIFICATE (or PUBLIC KEY) block");
+  if (keys.length === 0) throw new AuthError("invalid_key", "root certificate bundle holds no CERTIFICATE (or PUBLIC KEY) block");
   return trustStoreFromKeys(keys);
 }
 
@@ -91,7 +91,7 @@ async function signedBy(cert: X509Certificate, issuer: X509Certificate): Promise
  */
 export async function verifyX5c(store: TrustStore, x5c: unknown, now: Date): Promise<VerificationKey> {
   if (!Array.isArray(x5c) || x5c.length === 0 || x5c.length > MAX_CHAIN || !x5c.every((c) => typeof c === "string")) {
-    throw new JwtError("malformed token: bad x5c");
+    throw new JwtError("malformed_token", "malformed token: bad x5c");
   }
   const cacheKey = (x5c as string[]).join(",");
   let cache = chainCache.get(store);
@@ -122,7 +122,7 @@ async function verifyChain(store: TrustStore, x5c: string[], now: Date): Promise
   try {
     chain = x5c.map((c) => new X509Certificate(toArrayBuffer(fromB64(c))));
   } catch {
-    throw new JwtError("malformed token: bad x5c certificate");
+    throw new JwtError("malformed_token", "malformed token: bad x5c certificate");
   }
   const leaf = chain[0]!;
   let current = leaf;
@@ -137,13 +137,13 @@ async function verifyChain(store: TrustStore, x5c: string[], now: Date): Promise
     try {
       key = await VerificationKey.fromSpki(new Uint8Array(leaf.publicKey.rawData), leaf);
     } catch (e) {
-      throw new JwtError(`unable to use x5c leaf key: ${(e as Error).message}`);
+      throw new JwtError("bad_certificate", `unable to use x5c leaf key: ${(e as Error).message}`);
     }
     return { key, from, until };
   };
   const intermediates = chain.slice(1);
   for (let depth = 0; depth <= MAX_CHAIN; depth++) {
-    if (!validAt(current, now)) throw new JwtError("unable to verify certificate chain: certificate expired or not yet valid");
+    if (!validAt(current, now)) throw new JwtError("bad_certificate", "unable to verify certificate chain: certificate expired or not yet valid");
     use(current);
     if (store.certificates.some((a) => sameCert(a, current))) return done();
     for (const anchor of store.certificates) {
@@ -159,10 +159,10 @@ async function verifyChain(store: TrustStore, x5c: string[], now: Date): Promise
         break;
       }
     }
-    if (!next) throw new JwtError("unable to verify certificate chain: certificate signed by unknown authority");
+    if (!next) throw new JwtError("unknown_key", "unable to verify certificate chain: certificate signed by unknown authority");
     current = next;
   }
-  throw new JwtError("unable to verify certificate chain: too long");
+  throw new JwtError("bad_certificate", "unable to verify certificate chain: too long");
 }
 
 /**
@@ -173,9 +173,9 @@ async function verifyChain(store: TrustStore, x5c: string[], now: Date): Promise
 export async function resolveSigningKey(store: TrustStore, header: JwtHeader, now: Date): Promise<VerificationKey> {
   if (header.x5c !== undefined) return verifyX5c(store, header.x5c, now);
   const kid = header.kid;
-  if (kid === undefined) throw new JwtError("unable to get token signing key");
-  if (typeof kid !== "string") throw new JwtError("malformed token: kid is not a string");
+  if (kid === undefined) throw new JwtError("unknown_key", "unable to get token signing key");
+  if (typeof kid !== "string") throw new JwtError("malformed_token", "malformed token: kid is not a string");
   const key = store.byKid.get(kid) ?? store.byThumbprint.get(kid);
-  if (!key) throw new JwtError(`token signed by untrusted key with ID: ${JSON.stringify(kid)}`);
+  if (!key) throw new JwtError("unknown_key", `token signed by untrusted key with ID: ${JSON.stringify(kid)}`);
   return key;
 }

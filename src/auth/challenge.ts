@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { errorResponse } from "../registry/errors.js";
+import { errorResponse } from "../oci/errors.js";
 import type { Access } from "./access.js";
 import { formatScope } from "./scope.js";
 

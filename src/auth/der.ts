@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { AuthError } from "./errors.js";
 import { toHex } from "../util/bytes.js";
 
 interface Tlv {
@@ -16,19 +17,19 @@ interface Tlv {
 }
 
 function readTlv(der: Uint8Array, offset: number): Tlv {
-  if (offset + 2 > der.length) throw new Error("truncated DER");
+  if (offset + 2 > der.length) throw new AuthError("invalid_key", "truncated DER");
   const tag = der[offset]!;
   let len = der[offset + 1]!;
   let start = offset + 2;
   if (len & 0x80) {
     const n = len & 0x7f;
-    if (n === 0 || n > 4 || start + n > der.length) throw new Error("bad DER length");
+    if (n === 0 || n > 4 || start + n > der.length) throw new AuthError("invalid_key", "bad DER length");
     len = 0;
     for (let i = 0; i < n; i++) len = len * 256 + der[start + i]!;
     start += n;
   }
   const end = start + len;
-  if (end > der.length) throw new Error("truncated DER");
+  if (end > der.length) throw new AuthError("invalid_key", "truncated DER");
   return { tag, start, end };
 }
 
@@ -65,35 +66,35 @@ const CURVES: Record<string, "P-256" | "P-384" | "P-521"> = {
 function kindOf(der: Uint8Array, algId: Tlv): KeyKind {
   const parts = children(der, algId);
   const oid = parts[0];
-  if (!oid || oid.tag !== 0x06) throw new Error("bad AlgorithmIdentifier");
+  if (!oid || oid.tag !== 0x06) throw new AuthError("invalid_key", "bad AlgorithmIdentifier");
   const o = hex(der, oid);
   if (o === OID_RSA) return { kty: "RSA" };
   if (o === OID_ED25519) return { kty: "OKP", crv: "Ed25519" };
   if (o === OID_EC) {
     const p = parts[1];
     const crv = p && p.tag === 0x06 ? CURVES[hex(der, p)] : undefined;
-    if (!crv) throw new Error("unsupported EC curve");
+    if (!crv) throw new AuthError("invalid_key", "unsupported EC curve");
     return { kty: "EC", crv };
   }
-  throw new Error(`unsupported key algorithm OID ${o}`);
+  throw new AuthError("invalid_key", `unsupported key algorithm OID ${o}`);
 }
 
 /** The key algorithm of a DER SubjectPublicKeyInfo. */
 export function spkiKind(spki: Uint8Array): KeyKind {
   const top = readTlv(spki, 0);
-  if (top.tag !== 0x30 || top.end !== spki.length) throw new Error("not a SubjectPublicKeyInfo");
+  if (top.tag !== 0x30 || top.end !== spki.length) throw new AuthError("invalid_key", "not a SubjectPublicKeyInfo");
   const [algId] = children(spki, top);
-  if (!algId || algId.tag !== 0x30) throw new Error("not a SubjectPublicKeyInfo");
+  if (!algId || algId.tag !== 0x30) throw new AuthError("invalid_key", "not a SubjectPublicKeyInfo");
   return kindOf(spki, algId);
 }
 
 /** The key algorithm of a DER PKCS#8 PrivateKeyInfo. */
 export function pkcs8Kind(pkcs8: Uint8Array): KeyKind {
   const top = readTlv(pkcs8, 0);
-  if (top.tag !== 0x30) throw new Error("not a PKCS#8 key");
+  if (top.tag !== 0x30) throw new AuthError("invalid_key", "not a PKCS#8 key");
   const parts = children(pkcs8, top);
   const algId = parts[1];
-  if (!algId || algId.tag !== 0x30) throw new Error("not a PKCS#8 key");
+  if (!algId || algId.tag !== 0x30) throw new AuthError("invalid_key", "not a PKCS#8 key");
   return kindOf(pkcs8, algId);
 }
 
@@ -136,9 +137,9 @@ export function pkcs1ToPkcs8(pkcs1: Uint8Array): Uint8Array {
 export function sec1ToPkcs8(sec1: Uint8Array): Uint8Array {
   const top = readTlv(sec1, 0);
   const params = children(sec1, top).find((t) => t.tag === 0xa0);
-  if (!params) throw new Error("EC PRIVATE KEY without curve parameters");
+  if (!params) throw new AuthError("invalid_key", "EC PRIVATE KEY without curve parameters");
   const curveOid = readTlv(sec1, params.start);
-  if (curveOid.tag !== 0x06) throw new Error("EC PRIVATE KEY with explicit curve parameters is not supported");
+  if (curveOid.tag !== 0x06) throw new AuthError("invalid_key", "EC PRIVATE KEY with explicit curve parameters is not supported");
   const oidBytes = sec1.subarray(params.start, curveOid.end);
   const algId = tlv(0x30, concat(Uint8Array.of(0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01), oidBytes));
   return tlv(0x30, concat(Uint8Array.of(0x02, 0x01, 0x00), algId, tlv(0x04, sec1)));

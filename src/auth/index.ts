@@ -18,7 +18,9 @@ export type { AlgorithmSpec, JwsAlgorithm, KeyFamily } from "./algorithms.js";
 
 export { jwkThumbprint, libtrustKeyId, libtrustKeyIdOf } from "./kid.js";
 
-export { JwtError, MAX_TOKEN_LENGTH, decodeJwt, signJwt, verifySignature } from "./jwt.js";
+export { AuthError, JwtError } from "./errors.js";
+export type { AuthErrorCode, JwtErrorCode } from "./errors.js";
+export { MAX_TOKEN_LENGTH, decodeJwt, signJwt, verifySignature } from "./jwt.js";
 export type { DecodedJwt, JwtHeader, SignOptions, SigningKey, TokenClaims } from "./jwt.js";
 
 export { VerificationKey, publicJwk } from "./public-key.js";

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { AuthError, JwtError } from "./errors.js";
 import type { Access } from "./access.js";
 import { algorithmSpec, type JwsAlgorithm } from "./algorithms.js";
 import { b64url, b64urlText, fromB64url, fromUtf8, toArrayBuffer, utf8 } from "../util/bytes.js";
@@ -55,11 +56,8 @@ export interface DecodedJwt {
   signature: Uint8Array;
 }
 
-/** A token was refused. `reason` is for logs only, never for the client. */
-export class JwtError extends Error {
-  /** Always `"JwtError"`. */
-  override readonly name = "JwtError";
-}
+// JwtError moved to errors.ts; re-exported so existing imports keep working.
+export { JwtError };
 
 /** Largest token accepted for parsing (bytes of the compact form). */
 export const MAX_TOKEN_LENGTH = 64 * 1024;
@@ -74,9 +72,9 @@ function isObject(v: unknown): v is Record<string, unknown> {
  * a JSON-object header with a string `alg` and a JSON-object payload.
  */
 export function decodeJwt(token: string): DecodedJwt {
-  if (token.length > MAX_TOKEN_LENGTH) throw new JwtError("malformed token: too long");
+  if (token.length > MAX_TOKEN_LENGTH) throw new JwtError("malformed_token", "malformed token: too long");
   const parts = token.split(".");
-  if (parts.length !== 3) throw new JwtError("malformed token");
+  if (parts.length !== 3) throw new JwtError("malformed_token", "malformed token");
   const [h, p, s] = parts as [string, string, string];
   let header: unknown;
   let payload: unknown;
@@ -86,9 +84,9 @@ export function decodeJwt(token: string): DecodedJwt {
     payload = JSON.parse(fromUtf8(fromB64url(p)));
     signature = fromB64url(s);
   } catch {
-    throw new JwtError("malformed token");
+    throw new JwtError("malformed_token", "malformed token");
   }
-  if (!isObject(header) || typeof header.alg !== "string" || !isObject(payload)) throw new JwtError("malformed token");
+  if (!isObject(header) || typeof header.alg !== "string" || !isObject(payload)) throw new JwtError("malformed_token", "malformed token");
   return { header: header as JwtHeader, payload: payload as TokenClaims, signingInput: `${h}.${p}`, signature };
 }
 
@@ -139,7 +137,7 @@ function encodedHeader(key: SigningKey, options: SignOptions): string {
 /** Sign `payload` as a compact JWS with header `{typ:"JWT", alg, kid, x5c}`. */
 export async function signJwt(payload: object, key: SigningKey, options: SignOptions = {}): Promise<string> {
   const spec = algorithmSpec(key.alg);
-  if (!spec) throw new Error(`unsupported algorithm ${String(key.alg)}`);
+  if (!spec) throw new AuthError("invalid_key", `unsupported algorithm ${String(key.alg)}`);
   const signingInput = `${encodedHeader(key, options)}.${b64urlText(JSON.stringify(payload))}`;
   const data = utf8(signingInput);
   // node:crypto on the same key where the runtime has it (see node-sign.ts), else WebCrypto.

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { AuthError } from "./errors.js";
 import { algorithmSpec, MIN_RSA_BITS, type JwsAlgorithm } from "./algorithms.js";
 import { pkcs1ToPkcs8, pkcs8Kind, sec1ToPkcs8, type KeyKind } from "./der.js";
 import { b64, toArrayBuffer, utf8 } from "../util/bytes.js";
@@ -50,9 +51,9 @@ export function defaultAlgorithm(kind: KeyKind): JwsAlgorithm {
 
 function checkAlgFitsKind(alg: JwsAlgorithm, kind: KeyKind): void {
   const spec = algorithmSpec(alg);
-  if (!spec || spec.family === "oct") throw new Error(`algorithm ${alg} cannot be used with an asymmetric key`);
+  if (!spec || spec.family === "oct") throw new AuthError("invalid_key", `algorithm ${alg} cannot be used with an asymmetric key`);
   if (spec.family !== kind.kty || (kind.kty !== "RSA" && spec.crv !== kind.crv)) {
-    throw new Error(`algorithm ${alg} does not fit a ${kind.kty}${"crv" in kind ? ` ${kind.crv}` : ""} key`);
+    throw new AuthError("invalid_key", `algorithm ${alg} does not fit a ${kind.kty}${"crv" in kind ? ` ${kind.crv}` : ""} key`);
   }
 }
 
@@ -78,9 +79,9 @@ function privateKeyDer(pem: string): Uint8Array {
     if (b.label === "PRIVATE KEY") return b.der;
     if (b.label === "RSA PRIVATE KEY") return pkcs1ToPkcs8(b.der);
     if (b.label === "EC PRIVATE KEY") return sec1ToPkcs8(b.der);
-    if (b.label === "ENCRYPTED PRIVATE KEY") throw new Error("encrypted private keys are not supported; decrypt with `openssl pkcs8 -nocrypt`");
+    if (b.label === "ENCRYPTED PRIVATE KEY") throw new AuthError("invalid_key", "encrypted private keys are not supported; decrypt with `openssl pkcs8 -nocrypt`");
   }
-  throw new Error("no PRIVATE KEY block found in PEM");
+  throw new AuthError("invalid_key", "no PRIVATE KEY block found in PEM");
 }
 
 /** Certificates and public keys of a PEM text, as verification keys, in order. */
@@ -146,9 +147,9 @@ export function pemKeys(options: PemKeysOptions): KeyProvider {
       chain = parsePem(options.certificate)
         .filter((b) => b.label === "CERTIFICATE")
         .map((b) => new X509Certificate(toArrayBuffer(b.der)));
-      if (chain.length === 0) throw new Error("no CERTIFICATE block in the certificate PEM");
+      if (chain.length === 0) throw new AuthError("invalid_key", "no CERTIFICATE block in the certificate PEM");
       const leaf = await VerificationKey.fromSpki(new Uint8Array(chain[0]!.publicKey.rawData), chain[0]);
-      if (leaf.kid !== own.kid) throw new Error("the certificate does not match the private key");
+      if (leaf.kid !== own.kid) throw new AuthError("invalid_key", "the certificate does not match the private key");
       ownKey = leaf;
     }
     const extra: VerificationKey[] = [];
@@ -193,7 +194,7 @@ export function cryptoKeys(options: CryptoKeysOptions): KeyProvider {
         .map((b) => new X509Certificate(toArrayBuffer(b.der)));
       if (chain.length > 0) {
         ownKey = await VerificationKey.fromSpki(new Uint8Array(chain[0]!.publicKey.rawData), chain[0]);
-        if (ownKey.kid !== own.kid) throw new Error("the certificate does not match the public key");
+        if (ownKey.kid !== own.kid) throw new AuthError("invalid_key", "the certificate does not match the public key");
         signing.x5c = chain.map((c) => b64(new Uint8Array(c.rawData)));
       }
     }
@@ -300,8 +301,8 @@ export interface HmacKeysOptions {
 export function checkHmacSecret(secret: string | Uint8Array): Uint8Array {
   const bytes = typeof secret === "string" ? utf8(secret) : secret;
   const text = typeof secret === "string" ? secret : new TextDecoder().decode(secret);
-  if (text.includes("-----BEGIN")) throw new Error("an HS256 secret must not be a PEM key or certificate");
-  if (bytes.length < 32) throw new Error("an HS256 secret must be at least 32 bytes");
+  if (text.includes("-----BEGIN")) throw new AuthError("invalid_key", "an HS256 secret must not be a PEM key or certificate");
+  if (bytes.length < 32) throw new AuthError("invalid_key", "an HS256 secret must be at least 32 bytes");
   return bytes;
 }
 

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { AuthError } from "./errors.js";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { base32 } from "rfc4648";
 import { b64url, utf8 } from "../util/bytes.js";
@@ -34,11 +35,11 @@ const REQUIRED: Record<string, readonly string[]> = {
  */
 export function jwkThumbprint(jwk: JsonWebKey): string {
   const members = jwk.kty ? REQUIRED[jwk.kty] : undefined;
-  if (!members) throw new Error(`cannot compute thumbprint for key type ${String(jwk.kty)}`);
+  if (!members) throw new AuthError("invalid_key", `cannot compute thumbprint for key type ${String(jwk.kty)}`);
   const record = jwk as Record<string, unknown>;
   const parts = members.map((m) => {
     const v = record[m];
-    if (typeof v !== "string") throw new Error(`JWK member "${m}" missing`);
+    if (typeof v !== "string") throw new AuthError("invalid_key", `JWK member "${m}" missing`);
     return `${JSON.stringify(m)}:${JSON.stringify(v)}`;
   });
   return b64url(sha256(utf8(`{${parts.join(",")}}`)));

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { AuthError } from "./errors.js";
 import { b64, fromB64 } from "../util/bytes.js";
 
 /** One `-----BEGIN <label>----- … -----END <label>-----` block. */
@@ -25,7 +26,7 @@ export function parsePem(text: string): PemBlock[] {
   for (const m of text.matchAll(BLOCK)) {
     const label = m[1]!;
     const body = m[2]!;
-    if (/^[A-Za-z-]+:/m.test(body)) throw new Error(`PEM block "${label}" has headers (encrypted keys are not supported)`);
+    if (/^[A-Za-z-]+:/m.test(body)) throw new AuthError("invalid_key", `PEM block "${label}" has headers (encrypted keys are not supported)`);
     const der = fromB64(body.replace(/\s+/g, ""));
     blocks.push({ label, der });
   }

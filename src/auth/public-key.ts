@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { AuthError } from "./errors.js";
 import type { X509Certificate } from "@peculiar/x509";
 import { algorithmSpec, MIN_RSA_BITS, type JwsAlgorithm } from "./algorithms.js";
 import { spkiKind, type KeyKind } from "./der.js";
@@ -33,7 +34,7 @@ export function publicJwk(jwk: JsonWebKey): JsonWebKey {
     case "OKP":
       return { kty: "OKP", crv: jwk.crv!, x: jwk.x! };
     default:
-      throw new Error(`unsupported key type ${String(jwk.kty)}`);
+      throw new AuthError("invalid_key", `unsupported key type ${String(jwk.kty)}`);
   }
 }
 
@@ -73,14 +74,14 @@ export class VerificationKey {
     let bits: number | undefined;
     if (kind.kty === "RSA") {
       bits = (probe.algorithm as RsaHashedKeyAlgorithm).modulusLength;
-      if (bits < MIN_RSA_BITS) throw new Error(`RSA key of ${bits} bits refused (minimum ${MIN_RSA_BITS})`);
+      if (bits < MIN_RSA_BITS) throw new AuthError("invalid_key", `RSA key of ${bits} bits refused (minimum ${MIN_RSA_BITS})`);
     }
     return new VerificationKey(spki, kind, jwk, bits, certificate);
   }
 
   /** Build from a public `CryptoKey`, which must be extractable. */
   static async fromCryptoKey(key: CryptoKey, certificate?: X509Certificate): Promise<VerificationKey> {
-    if (key.type !== "public") throw new Error("a verification key must be a public key");
+    if (key.type !== "public") throw new AuthError("invalid_key", "a verification key must be a public key");
     return VerificationKey.fromSpki(new Uint8Array(await crypto.subtle.exportKey("spki", key)), certificate);
   }
 

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { AuthError } from "./errors.js";
 import { BodyTooLargeError, readLimitedText } from "../http/body.js";
 import { silent, type LogHook } from "../http/log.js";
 import { readsRequestBasics } from "../http/request-basics.js";
@@ -141,10 +142,10 @@ function clip(granted: readonly Access[], requested: readonly Access[]): Access[
  * with `Www-Authenticate: Basic realm="…"`.
  */
 export function createTokenService(options: TokenServiceOptions): (request: Request) => Promise<Response> {
-  if (!options.issuer) throw new Error("token service: issuer is required");
+  if (!options.issuer) throw new AuthError("config", "token service: issuer is required");
   const services = [options.service].flat();
-  if (services.length === 0 || services.some((s) => !s)) throw new Error("token service: service is required");
-  if (!options.keys) throw new Error("token service: keys are required");
+  if (services.length === 0 || services.some((s) => !s)) throw new AuthError("config", "token service: service is required");
+  if (!options.keys) throw new AuthError("config", "token service: keys are required");
   const log = options.log ?? silent;
   const now = options.now ?? Date.now;
   const expiresIn = options.expiresIn ?? 60;

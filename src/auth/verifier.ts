@@ -5,12 +5,13 @@
  *
  * @module
  */
+import { AuthError, JwtError } from "./errors.js";
 import { silent, type LogHook } from "../http/log.js";
 import type { Access, Authorizer } from "./access.js";
 import { allowList, type JwsAlgorithm } from "./algorithms.js";
 import { parseCertBundle, resolveSigningKey, trustStoreFromKeys, type TrustStore } from "./cert-bundle.js";
 import { challengeResponse } from "./challenge.js";
-import { decodeJwt, JwtError, verifySignature, type JwtHeader, type TokenClaims } from "./jwt.js";
+import { decodeJwt, verifySignature, type JwtHeader, type TokenClaims } from "./jwt.js";
 import { checkHmacSecret, importHmacSecret, type KeyProvider } from "./keys.js";
 import { covers, indexAccess, type AccessIndex } from "./scope.js";
 import { LruCache } from "./token-cache.js";
@@ -113,8 +114,8 @@ function checkCritical(header: JwtHeader): void {
   const crit = header.crit;
   const wellFormed =
     Array.isArray(crit) && crit.length > 0 && crit.every((n) => typeof n === "string" && n !== "") && new Set(crit).size === crit.length;
-  if (!wellFormed) throw new JwtError("malformed token: crit");
-  throw new JwtError(`unsupported critical header parameter ${JSON.stringify(crit[0])}`);
+  if (!wellFormed) throw new JwtError("malformed_token", "malformed token: crit");
+  throw new JwtError("unsupported_critical", `unsupported critical header parameter ${JSON.stringify(crit[0])}`);
 }
 
 /**
@@ -125,7 +126,7 @@ function checkCritical(header: JwtHeader): void {
 function numericDate(payload: TokenClaims, name: "exp" | "nbf" | "iat"): number | undefined {
   const value = payload[name];
   if (value === undefined) return undefined;
-  if (!Number.isSafeInteger(value)) throw new JwtError(`malformed token: ${name} is not an integer`);
+  if (!Number.isSafeInteger(value)) throw new JwtError("malformed_token", `malformed token: ${name} is not an integer`);
   return value as number;
 }
 
@@ -139,10 +140,10 @@ function iso(seconds: number): string {
  * unknown algorithm or `none`.
  */
 export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
-  if (!options.issuer) throw new Error("token verifier: issuer is required");
-  if (!options.audience) throw new Error("token verifier: audience (service) is required");
+  if (!options.issuer) throw new AuthError("config", "token verifier: issuer is required");
+  if (!options.audience) throw new AuthError("config", "token verifier: audience (service) is required");
   if (!options.rootCertBundle && !options.keys && !options.trustStore && options.hmacSecret === undefined) {
-    throw new Error("token verifier: rootCertBundle (or keys, trustStore, hmacSecret) is required");
+    throw new AuthError("config", "token verifier: rootCertBundle (or keys, trustStore, hmacSecret) is required");
   }
   if (options.hmacSecret !== undefined) checkHmacSecret(options.hmacSecret);
   const allowed = new Set(allowList(options.algorithms));
@@ -159,12 +160,12 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
 
   function checkTimes(payload: TokenClaims, nowSec: number): void {
     const exp = numericDate(payload, "exp");
-    if (exp === undefined) throw new JwtError("malformed token: exp is missing");
+    if (exp === undefined) throw new JwtError("malformed_token", "malformed token: exp is missing");
     const nbf = numericDate(payload, "nbf");
     numericDate(payload, "iat");
-    if (nowSec > exp + leeway) throw new JwtError(`token not to be used after ${iso(exp + leeway)} - currently ${iso(nowSec)}`);
+    if (nowSec > exp + leeway) throw new JwtError("expired", `token not to be used after ${iso(exp + leeway)} - currently ${iso(nowSec)}`);
     if (nbf !== undefined && nowSec < nbf - leeway) {
-      throw new JwtError(`token not to be used before ${iso(nbf - leeway)} - currently ${iso(nowSec)}`);
+      throw new JwtError("not_yet_valid", `token not to be used before ${iso(nbf - leeway)} - currently ${iso(nowSec)}`);
     }
   }
 
@@ -172,26 +173,26 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     const decoded = decodeJwt(token);
     const { header, payload } = decoded;
     const alg = header.alg;
-    if (decoded.signature.length === 0 || alg === "none") throw new JwtError("token has no signature");
+    if (decoded.signature.length === 0 || alg === "none") throw new JwtError("unsigned", "token has no signature");
     checkCritical(header);
-    if (!allowed.has(alg as JwsAlgorithm)) throw new JwtError(`unable to verify signature: algorithm ${JSON.stringify(alg)} not allowed`);
-    if (payload.iss !== options.issuer) throw new JwtError(`token from untrusted issuer: ${JSON.stringify(payload.iss)}`);
-    if (!audienceMatches(payload.aud, options.audience)) throw new JwtError(`token intended for another audience: ${JSON.stringify(payload.aud)}`);
+    if (!allowed.has(alg as JwsAlgorithm)) throw new JwtError("algorithm_not_allowed", `unable to verify signature: algorithm ${JSON.stringify(alg)} not allowed`);
+    if (payload.iss !== options.issuer) throw new JwtError("wrong_issuer", `token from untrusted issuer: ${JSON.stringify(payload.iss)}`);
+    if (!audienceMatches(payload.aud, options.audience)) throw new JwtError("wrong_audience", `token intended for another audience: ${JSON.stringify(payload.aud)}`);
     checkTimes(payload, nowMs / 1000);
     if (options.tokenUse === "refresh") {
-      if (payload.token_use !== "refresh") throw new JwtError("not a refresh token");
-    } else if (payload.token_use === "refresh") throw new JwtError("refresh token used as an access token");
-    if (payload.sub !== undefined && typeof payload.sub !== "string") throw new JwtError("malformed token: sub is not a string");
+      if (payload.token_use !== "refresh") throw new JwtError("wrong_token_use", "not a refresh token");
+    } else if (payload.token_use === "refresh") throw new JwtError("wrong_token_use", "refresh token used as an access token");
+    if (payload.sub !== undefined && typeof payload.sub !== "string") throw new JwtError("malformed_token", "malformed token: sub is not a string");
     let key: CryptoKey;
     if (alg === "HS256") {
       key = await hmac!;
     } else {
       const store = await (await trust)();
       const vk = await resolveSigningKey(store, header, new Date(nowMs));
-      if (!vk.supports(alg as JwsAlgorithm)) throw new JwtError(`unable to verify signature: key type ${vk.kind.kty} cannot verify ${alg}`);
+      if (!vk.supports(alg as JwsAlgorithm)) throw new JwtError("algorithm_not_allowed", `unable to verify signature: key type ${vk.kind.kty} cannot verify ${alg}`);
       key = await vk.cryptoKey(alg as JwsAlgorithm);
     }
-    if (!(await verifySignature(decoded, alg as JwsAlgorithm, key))) throw new JwtError(`unable to verify token signature: invalid ${alg} signature`);
+    if (!(await verifySignature(decoded, alg as JwsAlgorithm, key))) throw new JwtError("bad_signature", `unable to verify token signature: invalid ${alg} signature`);
     const index = indexAccess(payload.access);
     const access: Access[] = [...index].map(([k, actions]) => {
       const i = k.indexOf("\u0000");
@@ -207,7 +208,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       if (hit) {
         if (nowMs / 1000 <= hit.expires + leeway) return hit;
         cache.delete(token);
-        throw new JwtError(`token not to be used after ${iso(hit.expires + leeway)} - currently ${iso(nowMs / 1000)}`);
+        throw new JwtError("expired", `token not to be used after ${iso(hit.expires + leeway)} - currently ${iso(nowMs / 1000)}`);
       }
       const verified = await verifyUncached(token, nowMs);
       cache.set(token, verified);
@@ -277,7 +278,7 @@ export function verifiedTokenOf(request: Request): VerifiedToken | undefined {
 export function createTokenAuthorizer(options: TokenAuthorizerOptions): Authorizer {
   const missing: string[] = (["realm", "service", "issuer"] as const).filter((k) => !options[k]);
   if (!options.rootCertBundle && !options.keys && !options.trustStore && options.hmacSecret === undefined) missing.push("rootCertBundle");
-  if (missing.length > 0) throw new Error(`token auth: ${missing.join(", ")} required (auth.token needs realm, service, issuer and rootcertbundle)`);
+  if (missing.length > 0) throw new AuthError("config", `token auth: ${missing.join(", ")} required (auth.token needs realm, service, issuer and rootcertbundle)`);
   const log = options.log ?? silent;
   const verifier = createTokenVerifier({ ...options, audience: options.service });
   const { realm, service } = options;
