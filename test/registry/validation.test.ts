@@ -180,15 +180,15 @@ describe("routes and methods", () => {
     expect(authCalls).toEqual([]);
   });
 
-  it("answers 404 for unknown paths under /v2/", async () => {
-    const { registry } = guarded();
+  it("answers 404 UNSUPPORTED for unknown paths under /v2/, before auth", async () => {
+    const { registry, authCalls } = guarded();
     for (const path of ["/v2/r", "/v2/r/unknown/x", "/v2/r/tags/list/extra", "/v2/_catalog/x"]) {
       const response = await registry(req("GET", path));
-      expect(response.status).toBeGreaterThanOrEqual(400);
-      expect(response.status).toBeLessThan(500);
+      expect(response.status, path).toBe(404);
       expectApiVersion(response);
-      expect(await errorCode(response)).toBeTruthy();
+      expect(await errorCode(response), path).toBe("UNSUPPORTED");
     }
+    expect(authCalls).toEqual([]);
   });
 
   it("accepts lower-case method names", async () => {

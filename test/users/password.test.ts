@@ -40,10 +40,32 @@ describe("password hashing", () => {
     await spendDummy(long, FAST);
   });
 
-  it("compares in constant time over the longer input", () => {
+  it("compares in constant time over the longer input: every byte of both is read, wherever the first difference is", () => {
     expect(constantTimeEqual(new Uint8Array([1, 2]), new Uint8Array([1, 2]))).toBe(true);
     expect(constantTimeEqual(new Uint8Array([1, 2]), new Uint8Array([1, 3]))).toBe(false);
     expect(constantTimeEqual(new Uint8Array([1, 2]), new Uint8Array([1, 2, 0]))).toBe(false);
+    // Wall-clock timing is too noisy for a test; the access pattern is what makes
+    // the time independent of the contents, so record it instead.
+    const reads = (a: number[], b: number[]): { equal: boolean; reads: string[] } => {
+      const log: string[] = [];
+      const watched = (bytes: number[], label: string) =>
+        new Proxy(new Uint8Array(bytes), {
+          get(target, prop) {
+            if (typeof prop === "string" && /^\d+$/.test(prop)) log.push(`${label}[${prop}]`);
+            return Reflect.get(target, prop);
+          },
+        });
+      return { equal: constantTimeEqual(watched(a, "a"), watched(b, "b")), reads: log };
+    };
+    const all = ["a[0]", "b[0]", "a[1]", "b[1]", "a[2]", "b[2]", "a[3]", "b[3]"];
+    for (const [a, b, equal] of [
+      [[1, 2, 3, 4], [1, 2, 3, 4], true],
+      [[1, 2, 3, 4], [9, 2, 3, 4], false], // differs at the first byte
+      [[1, 2, 3, 4], [1, 2, 3, 9], false], // differs at the last byte
+      [[1, 2], [1, 2, 3, 4], false], // shorter input: still read up to the longer length
+    ] as const) {
+      expect(reads([...a], [...b])).toEqual({ equal, reads: all });
+    }
   });
 
   it("default cost N=2^14 r=8 p=1 takes a measurable but moderate time", async () => {
