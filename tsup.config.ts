@@ -1,6 +1,6 @@
 import { defineConfig } from "tsup";
 
-// One entry per subpath export in package.json. Node-only entries (node, storage/fs,
+// One entry per subpath export in package.json. Node-only entries (node, server, storage/fs,
 // storage/s3 when it uses node:, cli) are built the same way; the core never imports them.
 export default defineConfig({
   entry: {
@@ -15,6 +15,7 @@ export default defineConfig({
     "storage/s3/index": "src/storage/s3/index.ts",
     "client/index": "src/client/index.ts",
     "node/index": "src/node/index.ts",
+    "server/index": "src/server/index.ts",
     "cli/main": "src/cli/main.ts",
   },
   format: ["esm", "cjs"],

@@ -8,7 +8,7 @@
  * `req.url`.
  */
 import express, { type Express } from "express";
-import { toNodeListener, type FetchHandler, type NodeListenerOptions } from "../../src/node/index.js";
+import { toNodeListener, type FetchHandler, type NodeListenerOptions } from "registry-kit/node";
 
 /** A handler and the path prefix it owns (`/v2`, `/service/token`, `/api/users`). */
 export interface Mount {

@@ -7,8 +7,7 @@
  */
 import { createServer } from "node:http";
 import { pathToFileURL } from "node:url";
-import { createAllInOne } from "../../src/cli/all-in-one.js";
-import { resolveConfig } from "../../src/cli/config.js";
+import { createAllInOne, resolveConfig } from "registry-kit/server";
 import { createExpressApp } from "./app.js";
 
 async function main(): Promise<void> {

@@ -3,7 +3,7 @@
  * the Fetch API, so the handler gets `c.req.raw` unchanged.
  */
 import { Hono } from "hono";
-import type { FetchHandler } from "../../src/node/index.js";
+import type { FetchHandler } from "registry-kit/node";
 
 /** A handler and the path prefix it owns (`/v2`, `/service/token`, `/api/users`). */
 export interface Mount {

@@ -6,8 +6,7 @@
  */
 import { serve } from "@hono/node-server";
 import { pathToFileURL } from "node:url";
-import { createAllInOne } from "../../src/cli/all-in-one.js";
-import { resolveConfig } from "../../src/cli/config.js";
+import { createAllInOne, resolveConfig } from "registry-kit/server";
 import { createHonoApp } from "./app.js";
 
 async function main(): Promise<void> {

@@ -15,9 +15,9 @@
  * @module
  */
 import { pathToFileURL } from "node:url";
-import { serve } from "../../src/node/index.js";
-import type { LogHook } from "../../src/http/log.js";
-import { hashPassword, memoryUserStore, storeCredentialCheck } from "../../src/users/index.js";
+import { serve } from "registry-kit/node";
+import type { LogHook } from "registry-kit";
+import { hashPassword, memoryUserStore, storeCredentialCheck } from "registry-kit/users";
 import { createExampleApp, type ExampleApp } from "./src/app.js";
 import { randomString } from "./src/util.js";
 

@@ -1,20 +1,16 @@
 /**
- * registry-kit on plain `node:http`.
+ * registry-kit on plain `node:http`: the smallest setup, an open registry
+ * kept in memory, served by the package's Node adapter (`registry-kit/node`).
  *
- *   npx tsx examples/node/server.ts        # http://127.0.0.1:5000/v2/
+ *   npm install && npm start        # http://127.0.0.1:5000/v2/ (see README.md)
  *
- * The adapter lives in the package (`registry-kit/node`) because the CLI uses
- * it too; this file re-exports it for the examples and shows the smallest setup:
- * an open in-memory registry. For token auth and users see examples/express
- * and examples/hono, or run `registry-kit serve`.
+ * For token auth and users see examples/express and examples/hono, or run
+ * `registry-kit serve`.
  */
 import { pathToFileURL } from "node:url";
-import { createRegistry } from "../../src/registry/index.js";
-import { memoryStorage } from "../../src/storage/memory/index.js";
-import { serve } from "../../src/node/index.js";
-
-export { createNodeListeners, serve, toNodeListener } from "../../src/node/index.js";
-export type { FetchHandler, NodeListenerOptions, RunningServer, ServeOptions } from "../../src/node/index.js";
+import { createRegistry } from "registry-kit/registry";
+import { memoryStorage } from "registry-kit/storage/memory";
+import { serve } from "registry-kit/node";
 
 async function main(): Promise<void> {
   const registry = createRegistry({ storage: memoryStorage(), uploadSecret: process.env.UPLOAD_SECRET ?? "change-me" });

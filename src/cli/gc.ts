@@ -6,9 +6,9 @@
  * @module
  */
 import { collectGarbage, type GcReport } from "../registry/gc.js";
-import { describeStorage, openStorage } from "./all-in-one.js";
+import { describeStorage, openStorage } from "../server/all-in-one.js";
 import { formatBytes, loadCommandConfig } from "./command-support.js";
-import type { AllInOneConfig } from "./config.js";
+import type { AllInOneConfig } from "../server/config.js";
 import type { CliIo } from "./main.js";
 
 export const GC_USAGE = `Usage: registry-kit gc [--dry-run] [--remove-untagged] [--grace-period=SECONDS] [CONFIG]

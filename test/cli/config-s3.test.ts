@@ -4,8 +4,8 @@
  * driver the composition opens from it.
  */
 import { describe, expect, it } from "vitest";
-import { createAllInOne } from "../../src/cli/all-in-one.js";
-import { ConfigError, parseConfigText, resolveConfig, type S3StorageConfig } from "../../src/cli/config.js";
+import { createAllInOne } from "../../src/server/all-in-one.js";
+import { ConfigError, parseConfigText, resolveConfig, type S3StorageConfig } from "../../src/server/config.js";
 
 const cwd = "/srv/app";
 const CREDS = "accesskey: AKIAEXAMPLE\n    secretkey: s3cr3t-example";

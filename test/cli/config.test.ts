@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseConfigText, resolveConfig, type AllInOneConfig } from "../../src/cli/config.js";
-import { applyEnvOverrides } from "../../src/cli/config-env.js";
-import { duration, parseAddr } from "../../src/cli/config-values.js";
+import { ConfigError, parseConfigText, resolveConfig, type AllInOneConfig } from "../../src/server/config.js";
+import { applyEnvOverrides } from "../../src/server/config-env.js";
+import { duration, parseAddr } from "../../src/server/config-values.js";
 import { parse } from "yaml";
 
 const cwd = "/srv/app";

@@ -13,9 +13,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generatedKeys, pemKeys, signJwt } from "../../src/auth/index.js";
-import { createAllInOne, managementAudience, type AllInOne } from "../../src/cli/all-in-one.js";
+import { createAllInOne, managementAudience, type AllInOne } from "../../src/server/all-in-one.js";
 import { bannerLines } from "../../src/cli/banner.js";
-import { parseConfigText, resolveConfig } from "../../src/cli/config.js";
+import { parseConfigText, resolveConfig } from "../../src/server/config.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
 
 const ORIGIN = "http://registry.test:5000";

@@ -12,8 +12,8 @@
  *
  * @module
  */
-import type { CredentialCheck } from "../../../src/auth/access.js";
-import type { LogHook } from "../../../src/http/log.js";
+import type { CredentialCheck } from "registry-kit/auth";
+import type { LogHook } from "registry-kit";
 import { defineCatalog, type Catalog } from "./catalog.js";
 import { createComputeService, DEFAULT_FLAVORS, type ServerRecord } from "./compute.js";
 import { createIdentityService, type IdentityService, type ProjectDefinition } from "./identity.js";

@@ -25,8 +25,9 @@
  *
  * @module
  */
-import { silent, type LogHook } from "../../../src/http/log.js";
-import { json } from "../../../src/http/response.js";
+import type { LogHook } from "registry-kit";
+import { silent } from "./http.js";
+import { json } from "./http.js";
 import { checkToken, type TokenValidator } from "./auth.js";
 import { ComputeError, novaError } from "./errors.js";
 import { DEFAULT_FLAVORS, embeddedFlavor, flavorRoute, type FlavorRecord } from "./flavors.js";

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { json } from "../../../src/http/response.js";
+import { json } from "./http.js";
 
 const TITLES: Record<number, string> = {
   400: "Bad Request",

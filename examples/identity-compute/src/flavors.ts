@@ -25,7 +25,7 @@
  *
  * @module
  */
-import { json } from "../../../src/http/response.js";
+import { json } from "./http.js";
 import { ComputeError } from "./errors.js";
 import { compareMicroversions, type Microversion } from "./microversion.js";
 import type { TokenRecord } from "./tokens.js";

@@ -21,10 +21,11 @@
  *
  * @module
  */
-import type { CredentialCheck } from "../../../src/auth/access.js";
-import { BodyTooLargeError, readLimitedText } from "../../../src/http/body.js";
-import { silent, type LogHook } from "../../../src/http/log.js";
-import { json } from "../../../src/http/response.js";
+import type { CredentialCheck } from "registry-kit/auth";
+import { BodyTooLargeError, readLimitedText } from "./http.js";
+import type { LogHook } from "registry-kit";
+import { silent } from "./http.js";
+import { json } from "./http.js";
 import { tokenCatalog, type Catalog } from "./catalog.js";
 import { AUTH_REQUIRED, keystoneError } from "./errors.js";
 import { memoryTokenStore, type DomainRef, type ProjectRef, type RoleRef, type TokenRecord, type TokenStore } from "./tokens.js";

@@ -17,8 +17,9 @@
  *
  * @module
  */
-import { silent, type LogHook } from "../../../src/http/log.js";
-import { json } from "../../../src/http/response.js";
+import type { LogHook } from "registry-kit";
+import { silent } from "./http.js";
+import { json } from "./http.js";
 import { checkToken, type TokenValidator } from "./auth.js";
 import { keystoneError } from "./errors.js";
 import type { TokenRecord } from "./tokens.js";

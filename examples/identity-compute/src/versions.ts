@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { json } from "../../../src/http/response.js";
+import { json } from "./http.js";
 
 /** A link in a version document. */
 export interface VersionLink {
