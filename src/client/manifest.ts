@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { INDEX_MEDIA_TYPES, MEDIA_TYPES } from "../registry/wire.js";
+import { INDEX_MEDIA_TYPES, MEDIA_TYPES } from "../oci/wire.js";
 import { RegistryClientError } from "./errors.js";
 import type { Descriptor } from "./local-store.js";
 

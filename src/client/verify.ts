@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { createHasher, digestBytes } from "../registry/hash.js";
+import { createHasher, digestBytes } from "../oci/hash.js";
 import { RegistryClientError } from "./errors.js";
 
 /** Hash a whole byte array to an OCI digest string (`sha256:<hex>`). */

@@ -5,7 +5,7 @@
  * @module
  */
 import type { Access } from "../auth/access.js";
-import type { Digest } from "./digest.js";
+import type { Digest } from "../oci/digest.js";
 import type { Route } from "./router.js";
 
 /** Access to one repository. */

@@ -6,13 +6,13 @@
  * @module
  */
 import type { RegistryContext } from "./context.js";
-import type { Digest } from "./digest.js";
-import { RegistryError } from "./errors.js";
+import type { Digest } from "../oci/digest.js";
+import { RegistryError } from "../oci/errors.js";
 import { blobData, layerLink } from "./layout.js";
 import { parseRange } from "./range.js";
 import { digestHeaders, empty } from "./responses.js";
 import { exists } from "./storage-io.js";
-import { baseHeaders } from "./wire.js";
+import { baseHeaders } from "../oci/wire.js";
 
 function blobUnknown(digest: Digest): RegistryError {
   return new RegistryError("BLOB_UNKNOWN", "blob unknown to registry", 404, { digest: digest.value });

@@ -6,9 +6,9 @@
  * @module
  */
 import { StorageError, type StorageDriver } from "../storage/driver.js";
-import type { DigestAlgorithm } from "./digest.js";
-import { RegistryError } from "./errors.js";
-import { createHasher, type StreamHasher } from "./hash.js";
+import type { DigestAlgorithm } from "../oci/digest.js";
+import { RegistryError } from "../oci/errors.js";
+import { createHasher, type StreamHasher } from "../oci/hash.js";
 
 /** The outcome of {@link appendBody}. */
 export interface AppendResult {

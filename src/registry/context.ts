@@ -6,7 +6,7 @@
  */
 import type { LogHook } from "../http/log.js";
 import type { StorageDriver } from "../storage/driver.js";
-import type { StreamHasher } from "./hash.js";
+import type { StreamHasher } from "../oci/hash.js";
 import type { ManifestCache } from "./manifest-cache.js";
 import type { UploadLimits } from "./upload-limits.js";
 import type { UploadStateCodec } from "./upload-state.js";

@@ -26,7 +26,7 @@
  */
 import { silent, type LogHook } from "../http/log.js";
 import { checked, type StorageDriver } from "../storage/driver.js";
-import { tryParseDigest, type Digest } from "./digest.js";
+import { tryParseDigest, type Digest } from "../oci/digest.js";
 import { blobData, layerLink, manifestRevision, referrer, tagsPrefix, uploadDir, type ManifestMeta } from "./layout.js";
 import { eachKey, mapLimited, readJson, readSmall, readText, writeJson } from "./storage-io.js";
 

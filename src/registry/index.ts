@@ -19,8 +19,8 @@ import { neededAccess, type MountRequest } from "./access.js";
 import { deleteBlob, getBlob, headBlob } from "./blobs.js";
 import { listCatalog } from "./catalog.js";
 import type { RegistryContext } from "./context.js";
-import { parseDigest } from "./digest.js";
-import { RegistryError, errorResponse, storageFull } from "./errors.js";
+import { parseDigest } from "../oci/digest.js";
+import { RegistryError, errorResponse, storageFull } from "../oci/errors.js";
 import { ManifestCache } from "./manifest-cache.js";
 import { deleteManifest, getManifest, headManifest, putManifest } from "./manifests.js";
 import { assertName } from "./names.js";
@@ -30,7 +30,7 @@ import { parseRoute, type Route } from "./router.js";
 import { listTags } from "./tags.js";
 import { uploadStateCodec } from "./upload-state.js";
 import { cancelUpload, patchUpload, putUpload, startUpload, uploadStatus } from "./uploads.js";
-import { DEFAULT_MANIFEST_MEDIA_TYPES } from "./wire.js";
+import { DEFAULT_MANIFEST_MEDIA_TYPES } from "../oci/wire.js";
 import { principalOf } from "../auth/principal.js";
 import type { UploadLimits } from "./upload-limits.js";
 
@@ -236,10 +236,10 @@ function mountRequest(url: URL): MountRequest | undefined {
   return { digest, from };
 }
 
-export { DEFAULT_MANIFEST_MEDIA_TYPES, MEDIA_TYPES, HEADERS, API_VERSION } from "./wire.js";
-export { RegistryError, errorResponse } from "./errors.js";
-export type { ErrorCode } from "./errors.js";
-export { hashBackend } from "./hash.js";
+export { DEFAULT_MANIFEST_MEDIA_TYPES, MEDIA_TYPES, HEADERS, API_VERSION } from "../oci/wire.js";
+export { RegistryError, errorResponse } from "../oci/errors.js";
+export type { ErrorCode } from "../oci/errors.js";
+export { hashBackend } from "../oci/hash.js";
 export { collectGarbage } from "./gc.js";
 export type { GcOptions, GcReport } from "./gc.js";
 export { verifyBlobs } from "./verify.js";

@@ -23,7 +23,7 @@
  *
  * @module
  */
-import type { Digest } from "./digest.js";
+import type { Digest } from "../oci/digest.js";
 
 /** Metadata stored beside each manifest revision. */
 export interface ManifestMeta {

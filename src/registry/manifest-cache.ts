@@ -15,7 +15,7 @@
  * @module
  */
 import type { ObjectInfo } from "../storage/driver.js";
-import type { Digest } from "./digest.js";
+import type { Digest } from "../oci/digest.js";
 import type { ManifestMeta } from "./layout.js";
 
 export interface CachedRevision {

@@ -6,9 +6,9 @@
  *
  * @module
  */
-import { tryParseDigest, type Digest } from "./digest.js";
-import { RegistryError } from "./errors.js";
-import { INDEX_MEDIA_TYPES } from "./wire.js";
+import { tryParseDigest, type Digest } from "../oci/digest.js";
+import { RegistryError } from "../oci/errors.js";
+import { INDEX_MEDIA_TYPES } from "../oci/wire.js";
 
 /** A content descriptor (`mediaType`, `digest`, `size`, …) from a manifest. */
 export interface Descriptor {

@@ -8,16 +8,16 @@
 import { BodyTooLargeError, readLimited } from "../http/body.js";
 import { inMemoryResponse } from "../http/in-memory-response.js";
 import type { RegistryContext } from "./context.js";
-import { parseDigest, tryParseDigest, type Digest } from "./digest.js";
-import { RegistryError } from "./errors.js";
-import { digestBytes } from "./hash.js";
+import { parseDigest, tryParseDigest, type Digest } from "../oci/digest.js";
+import { RegistryError } from "../oci/errors.js";
+import { digestBytes } from "../oci/hash.js";
 import { blobData, layerLink, manifestRevision, referrer, tagLink, tagsPrefix, type ManifestMeta } from "./layout.js";
 import { MAX_CACHED_MANIFEST, stampOf, type CachedRevision } from "./manifest-cache.js";
 import { parseManifest, type ParsedManifest } from "./manifest-document.js";
 import { tagInvalid, type Reference } from "./names.js";
 import { absolute, digestHeaders, empty } from "./responses.js";
 import { eachKey, ensureRepository, exists, mapLimited, readJson, readSmall, readText, writeJson, writeText } from "./storage-io.js";
-import { HEADERS, baseHeaderList, baseHeaders } from "./wire.js";
+import { HEADERS, baseHeaderList, baseHeaders } from "../oci/wire.js";
 
 function manifestUnknown(reference: Reference): RegistryError {
   const detail = reference.kind === "digest" ? { digest: reference.digest.value } : { tag: reference.tag.slice(0, 300) };

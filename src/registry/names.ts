@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { parseDigest, type Digest } from "./digest.js";
-import { RegistryError } from "./errors.js";
+import { parseDigest, type Digest } from "../oci/digest.js";
+import { RegistryError } from "../oci/errors.js";
 
 /** Longest repository name accepted (distribution-spec: 255 with the host name; we count the path). */
 export const MAX_NAME_LENGTH = 255;

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { RegistryError } from "./errors.js";
+import { RegistryError } from "../oci/errors.js";
 
 /** A validated page request. */
 export interface PageRequest {

@@ -5,11 +5,11 @@
  * @module
  */
 import type { RegistryContext } from "./context.js";
-import type { Digest } from "./digest.js";
+import type { Digest } from "../oci/digest.js";
 import { referrersPrefix } from "./layout.js";
 import { jsonBody } from "./responses.js";
 import { eachKey, readJson } from "./storage-io.js";
-import { MEDIA_TYPES } from "./wire.js";
+import { MEDIA_TYPES } from "../oci/wire.js";
 
 interface ReferrerDescriptor {
   mediaType: string;

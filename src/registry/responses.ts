@@ -5,7 +5,7 @@
  * @module
  */
 import { jsonResponse } from "../http/response.js";
-import { HEADERS, baseHeaders, setPair } from "./wire.js";
+import { HEADERS, baseHeaders, setPair } from "../oci/wire.js";
 
 /** An empty-bodied registry response with `Content-Length: 0`. */
 export function empty(status: number, headers?: Headers): Response {

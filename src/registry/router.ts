@@ -7,8 +7,8 @@
  *
  * @module
  */
-import { parseDigest, type Digest } from "./digest.js";
-import { RegistryError } from "./errors.js";
+import { parseDigest, type Digest } from "../oci/digest.js";
+import { RegistryError } from "../oci/errors.js";
 import { assertName, parseReference, type Reference } from "./names.js";
 
 /** A recognised `/v2/` route. */

@@ -4,7 +4,7 @@
  * @module
  */
 import type { RegistryContext } from "./context.js";
-import { RegistryError } from "./errors.js";
+import { RegistryError } from "../oci/errors.js";
 import { catalogEntry, tagsPrefix } from "./layout.js";
 import { nextLink, pageRequest } from "./pagination.js";
 import { jsonBody } from "./responses.js";

@@ -11,7 +11,7 @@
  * @module
  */
 import { b64url, fromB64url } from "../util/bytes.js";
-import { RegistryError } from "./errors.js";
+import { RegistryError } from "../oci/errors.js";
 
 /** What `_state` binds. */
 export interface UploadState {

@@ -12,16 +12,16 @@
 import type { MountRequest } from "./access.js";
 import { appendBody } from "./body-stream.js";
 import type { RegistryContext } from "./context.js";
-import { parseDigest, type Digest } from "./digest.js";
-import { RegistryError } from "./errors.js";
-import { createHasher, digestStream, type StreamHasher } from "./hash.js";
+import { parseDigest, type Digest } from "../oci/digest.js";
+import { RegistryError } from "../oci/errors.js";
+import { createHasher, digestStream, type StreamHasher } from "../oci/hash.js";
 import { blobData, layerLink, uploadData } from "./layout.js";
 import { absolute, digestHeaders, empty } from "./responses.js";
 import { ensureRepository, exists } from "./storage-io.js";
 import { StorageError } from "../storage/driver.js";
 import { byteAllowance, callerKey, checkNewSession, overByteLimit, registerSession, removeSession, serialized } from "./upload-limits.js";
 import type { UploadState } from "./upload-state.js";
-import { HEADERS, setPair } from "./wire.js";
+import { HEADERS, setPair } from "../oci/wire.js";
 
 /** An upload whose `_state` verified and whose object exists. */
 interface Session {

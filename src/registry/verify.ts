@@ -20,8 +20,8 @@
  */
 import { silent, type LogHook } from "../http/log.js";
 import { checked as checkedDriver, StorageError, type StorageDriver } from "../storage/driver.js";
-import { tryParseDigest, type Digest, type DigestAlgorithm } from "./digest.js";
-import { createHasher } from "./hash.js";
+import { tryParseDigest, type Digest, type DigestAlgorithm } from "../oci/digest.js";
+import { createHasher } from "../oci/hash.js";
 import { blobData, quarantineDir, type QuarantineInfo } from "./layout.js";
 import { writeJson } from "./storage-io.js";
 

@@ -7,7 +7,7 @@
  */
 import { createHash } from "node:crypto";
 import fc from "fast-check";
-import { ERROR_STATUS, type ErrorCode } from "../../src/registry/errors.js";
+import { ERROR_STATUS, type ErrorCode } from "../../src/oci/errors.js";
 import { USER_ERROR_STATUS } from "../../src/users/errors.js";
 import type { StorageDriver } from "../../src/storage/driver.js";
 

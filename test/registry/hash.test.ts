@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { createHasher, digestStream, hashBackend } from "../../src/registry/hash.js";
+import { createHasher, digestStream, hashBackend } from "../../src/oci/hash.js";
 
 describe("streaming hasher", () => {
   it("uses node:crypto on Node", () => {

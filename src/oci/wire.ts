@@ -1,6 +1,7 @@
 /**
  * Names on the wire, in one place (docs/architecture.md rule 8): header families and the
- * manifest media types registry-kit accepts and serves.
+ * manifest media types registry-kit accepts and serves. Shared by the registry
+ * (which writes them) and the client (which reads them).
  *
  * The spec writes neutral names (`Container-*`, `application/vnd.container.…`);
  * real clients speak the Docker and OCI ones. registry-kit emits both header
