@@ -1,0 +1,23 @@
+/**
+ * The state one fs driver shares between its modules: what the closure of
+ * `fsStorage` used to hold. Made once by `fsStorage` and passed down.
+ *
+ * @module
+ */
+import type { ObjectInfo } from "../driver.js";
+import type { FsPaths } from "./paths.js";
+import type { AppendWriteback } from "./writeback.js";
+
+/** One driver's directories, options and in-memory bookkeeping. */
+export interface FsContext extends FsPaths {
+  /** The `fsync` option: flush data and directory entries before a write or move resolves. */
+  readonly sync: boolean;
+  /** The `staleLockMs` option (writer-lock.ts). */
+  readonly staleLockMs: number;
+  /** Settles once the root and its temp directory exist; every method waits for it. */
+  readonly ready: Promise<void>;
+  /** Early writeback of appended bytes (writeback.ts). */
+  readonly writeback: AppendWriteback;
+  /** The lstat shared by the stats of one file asked for in the same turn (read.ts). */
+  readonly statsInFlight: Map<string, Promise<ObjectInfo | undefined>>;
+}

@@ -1,0 +1,126 @@
+/**
+ * The read side of the fs driver: `stat` (one lstat shared by the callers of
+ * one turn of the event loop) and `read` (a byte stream over an open file, a
+ * snapshot of the object as it was at open).
+ *
+ * @module
+ */
+import { constants, promises as fsp } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
+import type { ByteRange, ObjectInfo } from "../driver.js";
+import type { FsContext } from "./context.js";
+import { errno, isMissing, toStorageError } from "./errors.js";
+import { pathOf } from "./paths.js";
+
+/** Size of the chunks a read yields. */
+const READ_CHUNK = 1024 * 1024;
+
+/** The driver's `stat`: the object's size and modification time, `undefined` when it does not exist. */
+export async function statObject(ctx: FsContext, key: string): Promise<ObjectInfo | undefined> {
+  const file = pathOf(ctx, key);
+  await ctx.ready;
+  // Stats of one file asked for in the same turn of the event loop share one lstat,
+  // issued after all of them were asked (setImmediate), so every caller still sees
+  // the file as it is after its call began. Under load (a tag pulled by many clients,
+  // the manifest cache's revalidation) that is one thread-pool round trip, not many.
+  const inFlight = ctx.statsInFlight;
+  let pending = inFlight.get(file);
+  if (!pending) {
+    pending = new Promise<ObjectInfo | undefined>((resolve, reject) => {
+      setImmediate(() => {
+        inFlight.delete(file);
+        fsp.lstat(file).then(
+          (info) => resolve(info.isFile() ? { size: info.size, modified: info.mtime } : undefined),
+          (error: unknown) => (isMissing(error) ? resolve(undefined) : reject(toStorageError(error, "cannot stat"))),
+        );
+      });
+    });
+    inFlight.set(file, pending);
+  }
+  const info = await pending;
+  // Each caller gets its own object (callers may keep or change it).
+  return info && { size: info.size, modified: new Date(info.modified.getTime()) };
+}
+
+/** The driver's `read`: a stream of the object's bytes in `range`, `undefined` when it does not exist. */
+export async function readObject(ctx: FsContext, key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array> | undefined> {
+  const file = pathOf(ctx, key);
+  await ctx.ready;
+  let handle: FileHandle;
+  try {
+    // O_NOFOLLOW: a symlink planted under the root is not an object.
+    handle = await fsp.open(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+  } catch (error) {
+    if (isMissing(error) || errno(error) === "ELOOP") return undefined;
+    throw toStorageError(error, "cannot read");
+  }
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) {
+      await handle.close();
+      return undefined;
+    }
+    // The bounds are fixed now: the stream is a snapshot of the file as it is at open
+    // (a later write renames a new file into place; this descriptor keeps the old one).
+    const start = Math.min(range?.offset ?? 0, info.size);
+    const end = range?.length === undefined ? info.size : Math.min(info.size, start + range.length);
+    return fileStream(handle, start, end);
+  } catch (error) {
+    await handle.close().catch(() => {});
+    throw toStorageError(error, "cannot read");
+  }
+}
+
+/**
+ * A pull-based byte stream over `[start, end)` of an open file; it closes the
+ * handle when done or cancelled. A byte stream, so a consumer with a BYOB
+ * reader (the Node adapter) has each read land in a buffer it reuses;
+ * default readers get a fresh `READ_CHUNK` buffer per read, as before. No
+ * read-ahead: the file is read when the consumer asks.
+ */
+function fileStream(handle: FileHandle, start: number, end: number): ReadableStream<Uint8Array> {
+  let position = start;
+  let closed = false;
+  const close = async (): Promise<void> => {
+    if (closed) return;
+    closed = true;
+    await handle.close().catch(() => {});
+  };
+  return new ReadableStream({
+    type: "bytes",
+    autoAllocateChunkSize: READ_CHUNK,
+    async pull(controller) {
+      const request = controller.byobRequest;
+      const view = request?.view;
+      // Always present with autoAllocateChunkSize; a fresh buffer otherwise.
+      const target = view ? new Uint8Array(view.buffer, view.byteOffset, view.byteLength) : new Uint8Array(READ_CHUNK);
+      const want = Math.min(target.byteLength, end - position);
+      const finish = async (): Promise<void> => {
+        await close();
+        controller.close();
+        request?.respond(0);
+      };
+      if (want <= 0) {
+        await finish();
+        return;
+      }
+      try {
+        const { bytesRead } = await handle.read(target, 0, want, position);
+        if (bytesRead === 0) {
+          // Truncated under us (only an append's undo does that): end here.
+          await finish();
+          return;
+        }
+        position += bytesRead;
+        if (request) request.respond(bytesRead);
+        else controller.enqueue(target.subarray(0, bytesRead));
+      } catch (error) {
+        await close();
+        controller.error(toStorageError(error, "cannot read"));
+      }
+    },
+    async cancel() {
+      await close();
+    },
+  }) as ReadableStream<Uint8Array>;
+}
