@@ -1,39 +1,47 @@
 /**
  * Token authentication: the registry's token authorizer, the token service
- * (the realm), JWT signing and verification, key ids, key providers,
- * certificate bundles, scopes, challenges and the access policy.
+ * (the realm), token verification for other services, key providers, the
+ * access policy, and the few JWT, key-id and scope helpers an integration
+ * needs. Every error thrown here is an {@link AuthError}.
  *
- * Node-only file loaders are in `keys.node.ts` (not exported here).
+ * Node-only file loaders (`pemKeysFromFiles`, `loadTrustStore`) are in
+ * `registry-kit/node`. The parsers and checks behind these functions (PEM,
+ * DER, `x5c` chains, the OAuth2 form) are not public.
  *
  * @module
  */
+// The access vocabulary shared with the registry and users services.
 export type { Access, Authorizer, CredentialCheck, Principal } from "./access.js";
 export { allowAll } from "./access.js";
-
 export { bindingClaims, matchesBinding } from "./binding.js";
 export type { BindingClaims } from "./binding.js";
 
-export { DEFAULT_ALGORITHMS, MIN_RSA_BITS, algorithmSpec, allowList, isJwsAlgorithm } from "./algorithms.js";
-export type { AlgorithmSpec, JwsAlgorithm, KeyFamily } from "./algorithms.js";
-
-export { jwkThumbprint, libtrustKeyId, libtrustKeyIdOf } from "./kid.js";
-
+// Errors.
 export { AuthError, JwtError } from "./errors.js";
 export type { AuthErrorCode, JwtErrorCode } from "./errors.js";
-export { MAX_TOKEN_LENGTH, decodeJwt, signJwt, verifySignature } from "./jwt.js";
-export type { DecodedJwt, JwtHeader, SignOptions, SigningKey, TokenClaims } from "./jwt.js";
 
-export { VerificationKey, publicJwk } from "./public-key.js";
-export {
-  checkHmacSecret,
-  cryptoKeys,
-  defaultAlgorithm,
-  generateSigningKeyPem,
-  generatedKeys,
-  hmacKeys,
-  pemKeys,
-  verificationKeysFromPem,
-} from "./keys.js";
+// The registry's authorizer, and verification for other services.
+export { createTokenAuthorizer, createTokenVerifier, verifiedTokenOf, verifyToken } from "./verifier.js";
+export type { TokenAuthorizerOptions, TokenVerifier, TokenVerifierOptions, TrustOptions, VerifiedToken } from "./verifier.js";
+export { DEFAULT_ALGORITHMS, MIN_RSA_BITS } from "./algorithms.js";
+export type { JwsAlgorithm } from "./algorithms.js";
+export { parseCertBundle, trustStoreFromKeys } from "./cert-bundle.js";
+export type { TrustStore } from "./cert-bundle.js";
+export { challengeResponse } from "./challenge.js";
+export type { Challenge, ChallengeError } from "./challenge.js";
+export { covers, formatScope, indexAccess, parseScope } from "./scope.js";
+export type { AccessIndex } from "./scope.js";
+
+// The token service (the realm) and what it is built from.
+export { createTokenService } from "./token-service.js";
+export type { TokenResponseBody, TokenServiceOptions } from "./token-service.js";
+export { aclPolicy, defaultPolicy, defaultRules } from "./policy.js";
+export type { AccessPolicy, AclMatch, AclRule, DefaultPolicyOptions } from "./policy.js";
+export { memoryCredentials } from "./credentials.js";
+export type { MemoryCredentials, MemoryUser } from "./credentials.js";
+
+// Keys.
+export { cryptoKeys, generateSigningKeyPem, generatedKeys, hmacKeys, pemKeys } from "./keys.js";
 export type {
   CryptoKeysOptions,
   GenerateKeyOptions,
@@ -43,29 +51,9 @@ export type {
   KeyProvider,
   PemKeysOptions,
 } from "./keys.js";
-export { parsePem, toPem } from "./pem.js";
-export type { PemBlock } from "./pem.js";
+export { VerificationKey } from "./public-key.js";
+export { jwkThumbprint, libtrustKeyId, libtrustKeyIdOf } from "./kid.js";
 
-export { parseCertBundle, resolveSigningKey, trustStoreFromKeys, verifyX5c } from "./cert-bundle.js";
-export type { TrustStore } from "./cert-bundle.js";
-
-export { covers, formatScope, indexAccess, mergeAccess, parseScope, parseScopes } from "./scope.js";
-export type { AccessIndex } from "./scope.js";
-
-export { challengeDetail, challengeResponse, formatChallenge } from "./challenge.js";
-export type { Challenge, ChallengeError } from "./challenge.js";
-
-export { bearerToken, createTokenAuthorizer, createTokenVerifier, verifiedTokenOf, verifyToken } from "./verifier.js";
-export type { TokenAuthorizerOptions, TokenVerifier, TokenVerifierOptions, TrustOptions, VerifiedToken } from "./verifier.js";
-
-export { aclPolicy, compilePattern, defaultPolicy, defaultRules } from "./policy.js";
-export type { AccessPolicy, AclMatch, AclRule, DefaultPolicyOptions } from "./policy.js";
-
-export { memoryCredentials, parseBasic } from "./credentials.js";
-export type { BasicCredentials, MemoryCredentials, MemoryUser } from "./credentials.js";
-
-export { parseTokenForm, parseTokenQuery } from "./oauth-form.js";
-export type { TokenRequest, TokenRequestError } from "./oauth-form.js";
-
-export { createTokenService } from "./token-service.js";
-export type { TokenResponseBody, TokenServiceOptions } from "./token-service.js";
+// JWTs, for tests and for issuing tokens outside the token service.
+export { MAX_TOKEN_LENGTH, decodeJwt, signJwt } from "./jwt.js";
+export type { DecodedJwt, JwtHeader, SignOptions, SigningKey, TokenClaims } from "./jwt.js";

@@ -3,11 +3,11 @@ import { b64url, fromB64url, toArrayBuffer, utf8 } from "../../src/util/bytes.js
 import {
   createTokenAuthorizer,
   signJwt,
-  toPem,
   type Access,
   type Authorizer,
   type SigningKey,
 } from "../../src/auth/index.js";
+import { toPem } from "../../src/auth/pem.js";
 import type { LogEvent } from "../../src/http/log.js";
 import { CATALOG, ISSUER, REALM, SERVICE, claims, encode, importPkcs8, nowSec, pull, push, rawSign, signer, type Signer } from "./helpers.js";
 

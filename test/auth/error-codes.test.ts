@@ -48,7 +48,7 @@ function thrown(f: () => unknown): AuthError {
 }
 
 describe("a refused token is a JwtError with a code", () => {
-  it.each([
+  it.each<[string, () => string | Promise<string>]>([
     ["malformed_token", () => "not.a-token"],
     ["malformed_token", () => token(claims({ sub: 7 }))],
     ["unsigned", () => encode({ alg: "none" }, claims())],
@@ -62,7 +62,7 @@ describe("a refused token is a JwtError with a code", () => {
     ["unknown_key", () => token(claims(), {}, other)],
     ["unknown_key", () => token(claims(), { kid: undefined })],
     ["bad_signature", async () => (await token(claims())).replace(/.{4}$/, "AAAA")],
-  ] as const)("%s", async (code, make) => {
+  ])("%s", async (code, make) => {
     expect((await refusal(make())).code).toBe(code);
   });
 });

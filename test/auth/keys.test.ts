@@ -14,12 +14,12 @@ import {
   parseCertBundle,
   pemKeys,
   signJwt,
-  toPem,
-  verifyX5c,
   VerificationKey,
   type JwsAlgorithm,
   type KeyProvider,
 } from "../../src/auth/index.js";
+import { verifyX5c } from "../../src/auth/cert-bundle.js";
+import { toPem } from "../../src/auth/pem.js";
 import { loadTrustStore, pemKeysFromFiles } from "../../src/auth/keys.node.js";
 import { x509 } from "../../src/auth/x509.js";
 import { ISSUER, SERVICE, claims, signer, type Signer } from "./helpers.js";

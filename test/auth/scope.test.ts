@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { challengeDetail, compilePattern, covers, formatChallenge, formatScope, indexAccess, parseScope, parseScopes } from "../../src/auth/index.js";
+import { covers, formatScope, indexAccess, parseScope } from "../../src/auth/index.js";
+import { challengeDetail, formatChallenge } from "../../src/auth/challenge.js";
+import { compilePattern } from "../../src/auth/policy.js";
+import { parseScopes } from "../../src/auth/scope.js";
 
 describe("scope grammar", () => {
   it("parses type:name:actions, names with colons, several scopes", () => {
