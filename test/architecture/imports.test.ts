@@ -1,0 +1,143 @@
+/**
+ * The import rules of docs/architecture.md, checked on every `import`,
+ * `export … from` and `import(…)` under src/. A failure lists each offending
+ * file, what it imports and the rule it breaks.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+
+const SRC = resolve(dirname(fileURLToPath(import.meta.url)), "../../src");
+
+/** The foundations, bottom first; each may import only the ones listed for it. */
+const FOUNDATIONS: Record<string, readonly string[]> = {
+  util: [],
+  runtime: ["util"],
+  http: ["util", "runtime"],
+  oci: ["util", "runtime", "http"],
+  storage: ["util", "runtime"],
+};
+const FOUNDATION_NAMES = Object.keys(FOUNDATIONS);
+
+/** The files of `auth/` that the registry and users services may import (auth's shared vocabulary). */
+const AUTH_VOCABULARY = new Set(["auth/access.ts", "auth/principal.ts", "auth/binding.ts"]);
+
+/** Parts that compose the others and may import any part except `cli/`. */
+const COMPOSITION = new Set(["node", "server", "cli", "testing", "(root)"]);
+
+/** Where `node:` modules may be imported statically (import rule 3). */
+function mayImportNode(file: string): boolean {
+  return /^(node|cli|server|testing|storage\/fs)\//.test(file) || file.endsWith(".node.ts");
+}
+
+/** Packages that only the test-support subpath may import (`testing/`), and frameworks nobody under src/ may. */
+const FRAMEWORKS = /^(express|hono|@hono\/|koa|fastify)(\/|$)/;
+
+interface ImportEdge {
+  /** The importing file, relative to src/ with `/` separators. */
+  file: string;
+  /** The specifier as written. */
+  specifier: string;
+  /** The imported file relative to src/, for relative specifiers. */
+  target?: string;
+}
+
+/** The part of a file: its first folder under src/, or `(root)` for src/index.ts. */
+function partOf(file: string): string {
+  const slash = file.indexOf("/");
+  return slash < 0 ? "(root)" : file.slice(0, slash);
+}
+
+/** Why `edge` breaks a rule, or `undefined` when it is allowed. */
+function violation(edge: ImportEdge): string | undefined {
+  const from = partOf(edge.file);
+  const spec = edge.specifier;
+  if (spec.startsWith("node:")) {
+    return mayImportNode(edge.file) ? undefined : "rule 3: only node/, cli/, server/, testing/, storage/fs/ and *.node.ts may import node: modules statically";
+  }
+  if (!edge.target) {
+    if (FRAMEWORKS.test(spec)) return "rule 4: no web framework under src/";
+    if ((spec === "vitest" || spec.startsWith("vitest/")) && from !== "testing") return "only testing/ may import vitest";
+    return undefined;
+  }
+  const to = partOf(edge.target);
+  if (from === to) return undefined;
+  if (to === "cli") return "rule 1: nothing imports cli/";
+  if (COMPOSITION.has(from)) return undefined;
+  if (from in FOUNDATIONS) {
+    const allowed = FOUNDATIONS[from]!;
+    if (allowed.includes(to)) return undefined;
+    return `rule 1: ${from}/ may import ${allowed.length > 0 ? `only ${allowed.join(", ")}` : "no other part"}`;
+  }
+  if (FOUNDATION_NAMES.includes(to)) return undefined;
+  if ((from === "registry" || from === "users") && AUTH_VOCABULARY.has(edge.target)) return undefined;
+  switch (from) {
+    case "auth":
+    case "client":
+      return `rule 1: ${from}/ may import only the foundations (${FOUNDATION_NAMES.join(", ")})`;
+    case "registry":
+    case "users":
+      return `rule 2: ${from}/ may import only the foundations and auth's shared vocabulary (${[...AUTH_VOCABULARY].join(", ")})`;
+    default:
+      return `rule 1: ${from}/ is not in the layer table of this test; add it and to docs/architecture.md`;
+  }
+}
+
+function* sourceFiles(dir: string): Generator<string> {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) yield* sourceFiles(path);
+    else if (entry.name.endsWith(".ts")) yield path;
+  }
+}
+
+/** Every import of every file under src/ (static, re-exports, `import(…)` calls and types). */
+function importsUnder(src: string): ImportEdge[] {
+  const edges: ImportEdge[] = [];
+  for (const path of sourceFiles(src)) {
+    const file = relative(src, path).split(sep).join("/");
+    const { importedFiles } = ts.preProcessFile(readFileSync(path, "utf8"), true, true);
+    for (const { fileName: specifier } of importedFiles) {
+      const target = specifier.startsWith(".")
+        ? relative(src, resolve(dirname(path), specifier)).split(sep).join("/").replace(/\.js$/, ".ts")
+        : undefined;
+      edges.push({ file, specifier, target });
+    }
+  }
+  return edges;
+}
+
+describe("import rules (docs/architecture.md)", () => {
+  const edges = importsUnder(SRC);
+
+  it("finds the imports it checks", () => {
+    expect(edges.length).toBeGreaterThan(300);
+    expect(edges).toContainEqual({ file: "auth/challenge.ts", specifier: "../oci/errors.js", target: "oci/errors.ts" });
+  });
+
+  it("every import goes downward", () => {
+    const broken = edges.flatMap((edge) => {
+      const why = violation(edge);
+      return why ? [`src/${edge.file} imports "${edge.specifier}": ${why}`] : [];
+    });
+    expect(broken, `forbidden imports:\n${broken.join("\n")}`).toEqual([]);
+  });
+
+  it("the rules refuse what they should", () => {
+    const refused = (file: string, specifier: string, target?: string) => violation({ file, specifier, target });
+    expect(refused("auth/challenge.ts", "../registry/errors.js", "registry/errors.ts")).toMatch(/rule 1/);
+    expect(refused("client/verify.ts", "../registry/hash.js", "registry/hash.ts")).toMatch(/rule 1/);
+    expect(refused("http/body.ts", "../storage/streams.js", "storage/streams.ts")).toMatch(/rule 1/);
+    expect(refused("util/bytes.ts", "../oci/wire.js", "oci/wire.ts")).toMatch(/rule 1/);
+    expect(refused("registry/index.ts", "../users/store.js", "users/store.ts")).toMatch(/rule 2/);
+    expect(refused("registry/index.ts", "../auth/jwt.js", "auth/jwt.ts")).toMatch(/rule 2/);
+    expect(refused("node/serve.ts", "../cli/main.js", "cli/main.ts")).toMatch(/nothing imports cli/);
+    expect(refused("registry/hash.ts", "node:crypto")).toMatch(/rule 3/);
+    expect(refused("registry/index.ts", "hono")).toMatch(/rule 4/);
+    expect(refused("registry/access.ts", "../auth/access.js", "auth/access.ts")).toBeUndefined();
+    expect(refused("client/oci-layout.node.ts", "node:fs")).toBeUndefined();
+    expect(refused("storage/fs/index.ts", "node:fs/promises")).toBeUndefined();
+  });
+});
