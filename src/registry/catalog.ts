@@ -5,7 +5,7 @@
  * @module
  */
 import type { RegistryContext } from "./context.js";
-import { CATALOG_PREFIX, catalogEntry, catalogName } from "./layout.js";
+import { CATALOG_PREFIX, catalogEntry, parseKey } from "./layout.js";
 import { nextLink, pageRequest } from "./pagination.js";
 import { jsonBody } from "./responses.js";
 
@@ -14,7 +14,10 @@ export async function listCatalog(ctx: RegistryContext, request: Request, url: U
   const { n, last } = pageRequest(url, ctx.listEntries);
   if (n === 0) return jsonBody(request, { repositories: [] });
   const page = await ctx.storage.list(CATALOG_PREFIX, last === undefined ? { limit: n } : { after: catalogEntry(last), limit: n });
-  const repositories = page.keys.map(catalogName);
+  const repositories = page.keys.flatMap((key) => {
+    const parsed = parseKey(key);
+    return parsed.kind === "catalogEntry" ? [parsed.name] : [];
+  });
   const headers = new Headers();
   const final = repositories[repositories.length - 1];
   if (page.truncated && final !== undefined) headers.set("Link", nextLink("/v2/_catalog", n, final));

@@ -23,7 +23,8 @@
  *
  * @module
  */
-import type { Digest } from "../oci/digest.js";
+import { tryParseDigest, type Digest } from "../oci/digest.js";
+import { isValidName, isValidTag } from "./names.js";
 
 /** Metadata stored beside each manifest revision. */
 export interface ManifestMeta {
@@ -71,6 +72,10 @@ export const callerUpload = (caller: string, uuid: string) => `${callerUploadsPr
 export const QUARANTINE_PREFIX = "quarantine";
 /** Folder of one quarantined copy of a blob; `stamp` tells copies of one digest apart. */
 export const quarantineDir = (d: Digest, stamp: string) => `${QUARANTINE_PREFIX}/${d.algorithm}/${d.hex}/${stamp}`;
+/** Bytes of one quarantined copy of a blob. */
+export const quarantineData = (d: Digest, stamp: string) => `${quarantineDir(d, stamp)}/data`;
+/** What verify found about one quarantined copy (JSON {@link QuarantineInfo}). */
+export const quarantineInfo = (d: Digest, stamp: string) => `${quarantineDir(d, stamp)}/info`;
 
 /** What `quarantine/<alg>/<hex>/<stamp>/info` records beside the bytes. */
 export interface QuarantineInfo {
@@ -104,10 +109,6 @@ export function catalogEntry(name: string): string {
   for (let i = 0; i < hex.length; i += CATALOG_CHUNK) chunks.push(hex.slice(i, i + CATALOG_CHUNK));
   return `${CATALOG_PREFIX}/${chunks.join("+/")}`;
 }
-/** The repository name of a catalog marker key. */
-export function catalogName(key: string): string {
-  return fromHex(key.slice(CATALOG_PREFIX.length + 1).replaceAll("+/", ""));
-}
 
 // Names are ASCII (checked by the name grammar), so one byte per character.
 function toHex(name: string): string {
@@ -119,4 +120,135 @@ function fromHex(hex: string): string {
   let out = "";
   for (let i = 0; i + 1 < hex.length; i += 2) out += String.fromCharCode(parseInt(hex.slice(i, i + 2), 16));
   return out;
+}
+
+/**
+ * What a storage key is, as {@link parseKey} reads it: one variant per key
+ * builder above, named after it, with the parts the builder took. `unknown` is
+ * any key the registry does not write (including the prefixes, which are not
+ * keys of objects).
+ */
+export type ParsedKey =
+  | { kind: "blobData"; digest: Digest }
+  | { kind: "layerLink"; name: string; digest: Digest }
+  | { kind: "manifestRevision"; name: string; digest: Digest }
+  | { kind: "tagLink"; name: string; tag: string }
+  | { kind: "referrer"; name: string; subject: Digest; manifest: Digest }
+  | { kind: "uploadData"; name: string; uuid: string }
+  | { kind: "callerUpload"; caller: string; uuid: string }
+  | { kind: "catalogEntry"; name: string }
+  | { kind: "quarantineData"; digest: Digest; stamp: string }
+  | { kind: "quarantineInfo"; digest: Digest; stamp: string }
+  | { kind: "unknown"; key: string };
+
+// Upload ids are minted by the registry (random UUIDs; router.ts checks the same form).
+const UPLOAD_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+// A caller is the SHA-256 hex of its name, or `anonymous` (upload-limits.ts).
+const CALLER = /^(?:[0-9a-f]{64}|anonymous)$/;
+// verify.ts stamps are a compact UTC time and random hex; accept any plain file name of that alphabet.
+const STAMP = /^[0-9A-Za-z._-]+$/;
+
+/**
+ * The inverse of the key builders of this module: what `key` is and its parts.
+ * Only keys a builder would produce from valid parts are recognised (names,
+ * tags, digests, upload ids and callers are checked against their grammars, and
+ * the key is rebuilt and compared), so whatever else lies in the store, and
+ * every prefix, comes back as `unknown`.
+ *
+ * @example
+ * ```ts
+ * const parsed = parseKey("repositories/library/alpine/_manifests/tags/latest");
+ * // { kind: "tagLink", name: "library/alpine", tag: "latest" }
+ * ```
+ */
+export function parseKey(key: string): ParsedKey {
+  const parsed = parseSegments(key.split("/"));
+  return parsed !== undefined && keyOf(parsed) === key ? parsed : { kind: "unknown", key };
+}
+
+/** The key a parsed key came from (the builder its kind is named after). */
+function keyOf(parsed: Exclude<ParsedKey, { kind: "unknown" }>): string {
+  switch (parsed.kind) {
+    case "blobData": return blobData(parsed.digest);
+    case "layerLink": return layerLink(parsed.name, parsed.digest);
+    case "manifestRevision": return manifestRevision(parsed.name, parsed.digest);
+    case "tagLink": return tagLink(parsed.name, parsed.tag);
+    case "referrer": return referrer(parsed.name, parsed.subject, parsed.manifest);
+    case "uploadData": return uploadData(parsed.name, parsed.uuid);
+    case "callerUpload": return callerUpload(parsed.caller, parsed.uuid);
+    case "catalogEntry": return catalogEntry(parsed.name);
+    case "quarantineData": return quarantineData(parsed.digest, parsed.stamp);
+    case "quarantineInfo": return quarantineInfo(parsed.digest, parsed.stamp);
+  }
+}
+
+type Parsed = Exclude<ParsedKey, { kind: "unknown" }> | undefined;
+
+/** Read the segments by the first one; {@link parseKey} then checks the rebuilt key. */
+function parseSegments(segments: string[]): Parsed {
+  const [top, ...rest] = segments;
+  switch (top) {
+    case "blobs": {
+      const digest = rest.length === 4 && rest[3] === "data" ? digestOf(rest[0], rest[2]) : undefined;
+      return digest && { kind: "blobData", digest };
+    }
+    case "repositories": return parseRepositoryKey(rest);
+    case "uploads": {
+      const [callers, caller = "", uuid = ""] = rest;
+      const ok = rest.length === 3 && `${top}/${callers}` === UPLOADS_INDEX && CALLER.test(caller) && UPLOAD_ID.test(uuid);
+      return ok ? { kind: "callerUpload", caller, uuid } : undefined;
+    }
+    case CATALOG_PREFIX: {
+      const hex = rest.join("/").replaceAll("+/", "");
+      const name = /^(?:[0-9a-f]{2})+$/.test(hex) ? fromHex(hex) : "";
+      return isValidName(name) ? { kind: "catalogEntry", name } : undefined;
+    }
+    case QUARANTINE_PREFIX: {
+      const [algorithm, hex, stamp = "", file] = rest;
+      const digest = rest.length === 4 && STAMP.test(stamp) ? digestOf(algorithm, hex) : undefined;
+      if (!digest) return undefined;
+      if (file === "data") return { kind: "quarantineData", digest, stamp };
+      return file === "info" ? { kind: "quarantineInfo", digest, stamp } : undefined;
+    }
+    default: return undefined;
+  }
+}
+
+/**
+ * `<name…>/<_kind>/<rest…>` under `repositories/`. Name components start with
+ * `[a-z0-9]`, so the first `_`-prefixed segment ends the name.
+ */
+function parseRepositoryKey(segments: string[]): Parsed {
+  const at = segments.findIndex((s) => s.startsWith("_"));
+  const name = segments.slice(0, at).join("/");
+  if (at < 1 || !isValidName(name)) return undefined;
+  const rest = segments.slice(at + 1);
+  switch (`${segments[at]}/${rest.length}`) {
+    case "_layers/2": {
+      const digest = digestOf(rest[0], rest[1]);
+      return digest && { kind: "layerLink", name, digest };
+    }
+    case "_manifests/3": {
+      const digest = rest[0] === "revisions" ? digestOf(rest[1], rest[2]) : undefined;
+      return digest && { kind: "manifestRevision", name, digest };
+    }
+    case "_manifests/2": {
+      const tag = rest[1] ?? "";
+      return rest[0] === "tags" && isValidTag(tag) ? { kind: "tagLink", name, tag } : undefined;
+    }
+    case "_referrers/3": {
+      const subject = digestOf(rest[0], rest[1]);
+      const manifest = tryParseDigest(rest[2] ?? "");
+      return subject && manifest && { kind: "referrer", name, subject, manifest };
+    }
+    case "_uploads/2": {
+      const uuid = rest[0] ?? "";
+      return UPLOAD_ID.test(uuid) && rest[1] === "data" ? { kind: "uploadData", name, uuid } : undefined;
+    }
+    default: return undefined;
+  }
+}
+
+function digestOf(algorithm: string | undefined, hex: string | undefined): Digest | undefined {
+  return algorithm === undefined || hex === undefined ? undefined : tryParseDigest(`${algorithm}:${hex}`);
 }

@@ -5,7 +5,7 @@
  */
 import type { RegistryContext } from "./context.js";
 import { RegistryError } from "../oci/errors.js";
-import { catalogEntry, tagsPrefix } from "./layout.js";
+import { catalogEntry, parseKey, tagsPrefix } from "./layout.js";
 import { nextLink, pageRequest } from "./pagination.js";
 import { jsonBody } from "./responses.js";
 import { exists } from "./storage-io.js";
@@ -19,7 +19,10 @@ export async function listTags(ctx: RegistryContext, request: Request, url: URL,
   if (n === 0) return jsonBody(request, { name, tags: [] });
   const prefix = tagsPrefix(name);
   const page = await ctx.storage.list(prefix, last === undefined ? { limit: n } : { after: `${prefix}/${last}`, limit: n });
-  const tags = page.keys.map((key) => key.slice(prefix.length + 1));
+  const tags = page.keys.flatMap((key) => {
+    const parsed = parseKey(key);
+    return parsed.kind === "tagLink" ? [parsed.tag] : [];
+  });
   const headers = new Headers();
   const final = tags[tags.length - 1];
   if (page.truncated && final !== undefined) headers.set("Link", nextLink(`/v2/${name}/tags/list`, n, final));

@@ -20,7 +20,7 @@ import type { StorageDriver } from "../storage/driver.js";
 import type { LogHook } from "../http/log.js";
 import { RegistryError } from "../oci/errors.js";
 import { createHasher } from "../oci/hash.js";
-import { UPLOADS_INDEX, callerUpload, callerUploadsPrefix, uploadData, uploadDir, uploadsPrefix } from "./layout.js";
+import { UPLOADS_INDEX, callerUpload, callerUploadsPrefix, parseKey, uploadData, uploadDir, uploadsPrefix } from "./layout.js";
 
 /** Resolved limits (see `RegistryLimits` for the options and defaults). */
 export interface UploadLimits {
@@ -72,20 +72,21 @@ interface SessionId {
 
 /** The sessions of repository `name` (listing only). */
 async function repositorySessionIds(storage: StorageDriver, name: string): Promise<SessionId[]> {
-  const prefix = uploadsPrefix(name);
   const ids: SessionId[] = [];
-  for await (const key of eachKey(storage, prefix, undefined)) {
-    const rest = key.slice(prefix.length + 1).split("/");
-    if (rest.length === 2 && rest[1] === "data") ids.push({ name, uuid: rest[0]! });
+  for await (const key of eachKey(storage, uploadsPrefix(name), undefined)) {
+    const parsed = parseKey(key);
+    if (parsed.kind === "uploadData") ids.push({ name, uuid: parsed.uuid });
   }
   return ids;
 }
 
 /** The sessions of a caller, from the index (listing only; the repository is read when resolved). */
 async function callerSessionIds(storage: StorageDriver, owner: string): Promise<SessionId[]> {
-  const prefix = callerUploadsPrefix(owner);
   const ids: SessionId[] = [];
-  for await (const key of eachKey(storage, prefix, undefined)) ids.push({ name: undefined, uuid: key.slice(prefix.length + 1), indexKey: key });
+  for await (const key of eachKey(storage, callerUploadsPrefix(owner), undefined)) {
+    const parsed = parseKey(key);
+    if (parsed.kind === "callerUpload") ids.push({ name: undefined, uuid: parsed.uuid, indexKey: key });
+  }
   return ids;
 }
 
@@ -241,10 +242,12 @@ export async function removeAbandonedUploads(storage: StorageDriver, options: Re
   const report: RemoveAbandonedUploadsReport = { scanned: 0, removed: [], bytes: 0, staleIndexEntries: 0 };
   const now = Date.now();
   for await (const key of eachKey(storage, UPLOADS_INDEX, options.signal)) {
-    const uuid = key.slice(key.lastIndexOf("/") + 1);
-    const name = await readText(storage, key);
-    const info = name === undefined ? undefined : await storage.stat(uploadData(name, uuid)).catch(() => undefined);
-    if (!info || name === undefined) {
+    const entry = parseKey(key);
+    // Any other key under the index is a leftover too, removed like the entry of an ended session.
+    const uuid = entry.kind === "callerUpload" ? entry.uuid : undefined;
+    const name = uuid === undefined ? undefined : await readText(storage, key);
+    const info = name === undefined || uuid === undefined ? undefined : await storage.stat(uploadData(name, uuid)).catch(() => undefined);
+    if (!info || name === undefined || uuid === undefined) {
       // The session ended (or never got its object): only the index entry is left.
       if (!options.dryRun) await storage.delete(key).catch(() => {});
       report.staleIndexEntries++;

@@ -22,7 +22,7 @@ import { silent, type LogHook } from "../http/log.js";
 import { checked as checkedDriver, StorageError, type StorageDriver } from "../storage/driver.js";
 import { tryParseDigest, type Digest, type DigestAlgorithm } from "../oci/digest.js";
 import { createHasher } from "../oci/hash.js";
-import { blobData, quarantineDir, type QuarantineInfo } from "./layout.js";
+import { blobData, parseKey, quarantineData, quarantineInfo, type QuarantineInfo } from "./layout.js";
 import { writeJson } from "./storage-io.js";
 
 /** Options of {@link verifyBlobs}. */
@@ -266,8 +266,7 @@ async function quarantineBlob(run: Run, digest: Digest, hashed: Hashed): Promise
   const at = (run.options.now ?? (() => new Date()))();
   // Compact UTC time (sorts, and is a valid file name everywhere) + randomness, so two runs never share a folder.
   const stamp = `${at.toISOString().replace(/[-:]/g, "")}-${crypto.randomUUID().slice(0, 8)}`;
-  const dir = quarantineDir(digest, stamp);
-  const target = `${dir}/data`;
+  const target = quarantineData(digest, stamp);
   try {
     await storage.move(key, target);
   } catch (error) {
@@ -288,8 +287,9 @@ async function quarantineBlob(run: Run, digest: Digest, hashed: Hashed): Promise
   }
   const info: QuarantineInfo = { digest: digest.value, actualDigest: moved.digest, size: moved.size, from: key, quarantinedAt: at.toISOString() };
   // The bytes are already out of reach; a missing note is worth a warning, not a failure.
-  await writeJson(storage, `${dir}/info`, info).catch((error: unknown) =>
-    run.log({ level: "warn", msg: "verify could not write a quarantine note", key: `${dir}/info`, error: String(error) }));
+  const note = quarantineInfo(digest, stamp);
+  await writeJson(storage, note, info).catch((error: unknown) =>
+    run.log({ level: "warn", msg: "verify could not write a quarantine note", key: note, error: String(error) }));
   return { digest: digest.value, actualDigest: moved.digest, size: moved.size, quarantinedAs: target };
 }
 
@@ -334,9 +334,8 @@ async function* blobDigests(storage: StorageDriver, after: Digest | undefined, s
     if (signal?.aborted) return;
     const page = await storage.list("blobs", start === undefined ? { limit: PAGE_SIZE } : { after: start, limit: PAGE_SIZE });
     for (const key of page.keys) {
-      const match = /^blobs\/([a-z0-9]+)\/[0-9a-f]{2}\/([0-9a-f]+)\/data$/.exec(key);
-      const digest = match ? tryParseDigest(`${match[1]}:${match[2]}`) : undefined;
-      if (digest && blobData(digest) === key) yield digest;
+      const parsed = parseKey(key);
+      if (parsed.kind === "blobData") yield parsed.digest;
     }
     const last = page.keys[page.keys.length - 1];
     if (!page.truncated || last === undefined) return;
