@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { collectGarbage, type GcReport } from "../registry/gc.js";
+import { collectGarbage, type GcReport } from "../registry/gc/index.js";
 import { describeStorage, openStorage } from "../server/all-in-one.js";
 import { formatBytes, loadCommandConfig } from "./command-support.js";
 import type { AllInOneConfig } from "../server/config.js";

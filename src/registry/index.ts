@@ -240,8 +240,8 @@ export { DEFAULT_MANIFEST_MEDIA_TYPES, MEDIA_TYPES, HEADERS, API_VERSION } from 
 export { RegistryError, errorResponse } from "../oci/errors.js";
 export type { ErrorCode } from "../oci/errors.js";
 export { hashBackend } from "../oci/hash.js";
-export { collectGarbage } from "./gc.js";
-export type { GcOptions, GcReport } from "./gc.js";
+export { collectGarbage } from "./gc/index.js";
+export type { GcOptions, GcReport } from "./gc/index.js";
 export { verifyBlobs } from "./verify.js";
 export { removeAbandonedUploads } from "./upload-limits.js";
 export type { RemoveAbandonedUploadsOptions, RemoveAbandonedUploadsReport } from "./upload-limits.js";

@@ -1,0 +1,85 @@
+/**
+ * Garbage collection: a mark-and-sweep of the blobs no manifest references,
+ * optionally of the manifests no tag references, and of abandoned uploads.
+ * Safe to run while the registry keeps serving pushes (see docs/gc.md). The
+ * phases, each in its own module over the run's state (`state.ts`):
+ *
+ * 1. **Scan** (`scan.ts`): walk `repositories/` into a model.
+ * 2. **Mark** (`mark.ts`): the kept revisions and every blob they reference.
+ * 3. **Sweep manifests** (`sweep.ts`, `removeUntagged` only).
+ * 4. **Mark again** (`mark.ts`): revisions and links that appeared while the
+ *    sweep ran, so a push that finished meanwhile keeps its blobs.
+ * 5. **Sweep blobs** (`sweep.ts`): a blob whose data or any repository link
+ *    is younger than the grace period is never deleted; that covers blobs
+ *    uploaded or mounted for a manifest that is not pushed yet.
+ * 6. **Sweep uploads** (`sweep.ts`) last written more than the upload maximum
+ *    age ago; younger ones are never touched.
+ *
+ * @module
+ */
+import { silent, type LogHook } from "../../http/log.js";
+import { checked, type StorageDriver } from "../../storage/driver.js";
+import { markNewRevisions, markReachable } from "./mark.js";
+import { scanRepositories } from "./scan.js";
+import { newRun, type GcReport } from "./state.js";
+import { sweepBlobs, sweepManifests, sweepUploads } from "./sweep.js";
+
+export type { GcReport } from "./state.js";
+
+/** Options of {@link collectGarbage}. */
+export interface GcOptions {
+  /** Report what would be removed, remove nothing. Default false. */
+  dryRun?: boolean;
+  /** Also remove manifests no tag references (directly or as an index child or a referrer). Default false. */
+  removeUntagged?: boolean;
+  /** Blobs, links and manifests younger than this are never removed. Default 3600 (one hour). */
+  gracePeriodSeconds?: number;
+  /** Uploads whose object was last written longer ago than this are removed. Default 7 days, the registry's default. */
+  uploadMaxAgeSeconds?: number;
+  /** Receives one event per removal and a summary. */
+  log?: LogHook;
+  /** The clock (tests). Default `() => new Date()`. */
+  now?: () => Date;
+}
+
+/**
+ * Run one garbage collection over a registry's storage. Works on any driver;
+ * the registry may keep serving meanwhile.
+ *
+ * @example
+ * ```ts
+ * const { blobs, bytesFreed } = await collectGarbage(storage, { dryRun: true });
+ * // blobs.removed lists what a real run would delete; bytesFreed what it would free
+ * ```
+ */
+export async function collectGarbage(driver: StorageDriver, options: GcOptions = {}): Promise<GcReport> {
+  const now = (options.now ?? (() => new Date()))().getTime();
+  const graceCutoff = now - (options.gracePeriodSeconds ?? 3600) * 1000;
+  const run = newRun(checked(driver), {
+    dryRun: options.dryRun ?? false,
+    removeUntagged: options.removeUntagged ?? false,
+    log: options.log ?? silent,
+    fresh: (modified) => modified !== undefined && modified.getTime() > graceCutoff,
+    uploadCutoff: now - (options.uploadMaxAgeSeconds ?? 7 * 24 * 3600) * 1000,
+  });
+
+  await scanRepositories(run);
+  await markReachable(run);
+  if (run.removeUntagged) await sweepManifests(run);
+  // A dry run deletes nothing, so what a push adds meanwhile is at no risk.
+  if (!run.dryRun) await markNewRevisions(run);
+  await sweepBlobs(run);
+  await sweepUploads(run);
+
+  const { report } = run;
+  report.bytesFreed = report.blobs.bytes + report.uploads.bytes;
+  run.log({
+    level: "info",
+    msg: run.dryRun ? "gc dry run done" : "gc done",
+    manifests: report.manifests.removed.length,
+    blobs: report.blobs.removed.length,
+    uploads: report.uploads.removed.length,
+    bytes: report.bytesFreed,
+  });
+  return report;
+}
