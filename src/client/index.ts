@@ -16,11 +16,11 @@
  */
 export { createClient } from "./client.js";
 export type { ClientOptions, ProgressEvent, PullOptions, PullResult, PushOptions, PushResult, RegistryClient, TransferOptions } from "./client.js";
-export { parseChallenges, type Challenge } from "./challenge.js";
-export { encodeBasic, memoryCredentialStore, registryKey, type CredentialStore } from "./credentials.js";
+export { memoryCredentialStore, type CredentialStore } from "./credentials.js";
 export { RegistryClientError } from "./errors.js";
 export { memoryImageStore, type Descriptor, type LocalImageStore } from "./local-store.js";
-export { choosePlatform, MANIFEST_ACCEPT, parseManifest, type ParsedManifest, type Platform } from "./manifest.js";
+export { parseManifest, type ParsedManifest, type Platform } from "./manifest.js";
 export { parseImageReference, type ImageReference } from "./reference.js";
+// RegistryClient.transport exposes the transport and its token cache.
 export { DEFAULT_TOKEN_LIFETIME_SECONDS, TokenCache } from "./tokens.js";
 export { Transport, type RepeatableRequest } from "./transport.js";

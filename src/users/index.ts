@@ -6,7 +6,6 @@
  * @module
  */
 export type { PublicUser, UserRecord } from "./record.js";
-export { toPublicUser } from "./record.js";
 export { MAX_USER_ID, UserStoreError } from "./store.js";
 export type { NewUser, UserPage, UserPatch, UserQuery, UserStore, UserStoreErrorCode } from "./store.js";
 export { memoryUserStore } from "./memory-store.js";
@@ -23,7 +22,7 @@ export { anyAuthenticator, basicAuthenticator, bearerAuthenticator } from "./aut
 export type { Authenticator, BearerVerifier } from "./authenticate.js";
 export { bootstrapAdmin } from "./bootstrap.js";
 export type { BootstrapAdmin } from "./bootstrap.js";
-export { USER_ERROR_STATUS, userErrorResponse } from "./errors.js";
+export { USER_ERROR_STATUS } from "./errors.js";
 export type { UserErrorCode, UserErrorEntry } from "./errors.js";
 export { DEFAULT_PASSWORD_POLICY, USERNAME_LENGTH, USERNAME_PATTERN } from "./validation.js";
 export type { PasswordPolicy } from "./validation.js";

@@ -1,0 +1,158 @@
+/**
+ * The public surface of every subpath, pinned: its runtime names and its
+ * type-only names. A change to what registry-kit exports must change this
+ * list too, so it is deliberate (and gets a CHANGELOG line). Internals are
+ * imported by tests from their source files, never added here to make a
+ * test reach them.
+ */
+import { describe, expect, it } from "vitest";
+import { publicSubpaths, runtimeNames, typeNames } from "./export-names.js";
+
+const PINNED: Record<string, { values: string[]; types: string[] }> = {
+  ".": {
+    values: [
+      "StorageError", "aclPolicy", "bootstrapAdmin", "checked", "createClient", "createRegistry",
+      "createTokenAuthorizer", "createTokenService", "createUserService", "defaultPolicy",
+      "generatedKeys", "memoryStorage", "memoryUserStore", "pemKeys", "storageUserStore",
+      "storeCredentialCheck",
+    ],
+    types: [
+      "Access", "Authorizer", "ClientOptions", "CredentialCheck", "KeyProvider", "LogEvent",
+      "LogHook", "LogLevel", "Principal", "RegistryClient", "RegistryHandler", "RegistryLimits",
+      "RegistryOptions", "StorageDriver", "TokenAuthorizerOptions", "TokenServiceOptions",
+      "UserServiceOptions", "UserStore",
+    ],
+  },
+  "./registry": {
+    values: [
+      "API_VERSION", "DEFAULT_MANIFEST_MEDIA_TYPES", "HEADERS", "MEDIA_TYPES", "RegistryError",
+      "collectGarbage", "createRegistry", "errorResponse", "hashBackend", "removeAbandonedUploads",
+      "verifyBlobs",
+    ],
+    types: [
+      "Access", "Authorizer", "ErrorCode", "GcOptions", "GcReport", "QuarantineInfo",
+      "RegistryHandler", "RegistryLimits", "RegistryOptions", "RemoveAbandonedUploadsOptions",
+      "RemoveAbandonedUploadsReport", "VerifyError", "VerifyMismatch", "VerifyOptions",
+      "VerifyProgress", "VerifyReport",
+    ],
+  },
+  "./auth": {
+    values: [
+      "AuthError", "DEFAULT_ALGORITHMS", "JwtError", "MAX_TOKEN_LENGTH", "MIN_RSA_BITS",
+      "VerificationKey", "aclPolicy", "allowAll", "bindingClaims", "challengeResponse", "covers",
+      "createTokenAuthorizer", "createTokenService", "createTokenVerifier", "cryptoKeys",
+      "decodeJwt", "defaultPolicy", "defaultRules", "formatScope", "generateSigningKeyPem",
+      "generatedKeys", "hmacKeys", "indexAccess", "jwkThumbprint", "libtrustKeyId",
+      "libtrustKeyIdOf", "matchesBinding", "memoryCredentials", "parseCertBundle", "parseScope",
+      "pemKeys", "signJwt", "trustStoreFromKeys", "verifiedTokenOf", "verifyToken",
+    ],
+    types: [
+      "Access", "AccessIndex", "AccessPolicy", "AclMatch", "AclRule", "AuthErrorCode", "Authorizer",
+      "BindingClaims", "Challenge", "ChallengeError", "CredentialCheck", "CryptoKeysOptions",
+      "DecodedJwt", "DefaultPolicyOptions", "GenerateKeyOptions", "GeneratedKeyProvider",
+      "HmacKeysOptions", "JwsAlgorithm", "JwtErrorCode", "JwtHeader", "KeyPem", "KeyProvider",
+      "MemoryCredentials", "MemoryUser", "PemKeysOptions", "Principal", "SignOptions", "SigningKey",
+      "TokenAuthorizerOptions", "TokenClaims", "TokenResponseBody", "TokenServiceOptions",
+      "TokenVerifier", "TokenVerifierOptions", "TrustOptions", "TrustStore", "VerifiedToken",
+    ],
+  },
+  "./users": {
+    values: [
+      "DEFAULT_PASSWORD_POLICY", "DEFAULT_SCRYPT", "MAX_PASSWORD_LENGTH", "MAX_USER_ID",
+      "USERNAME_LENGTH", "USERNAME_PATTERN", "USER_ERROR_STATUS", "UserStoreError",
+      "anyAuthenticator", "basicAuthenticator", "bearerAuthenticator", "bootstrapAdmin",
+      "createUserService", "hashPassword", "memoryUserStore", "needsRehash", "storageUserStore",
+      "storeCredentialCheck", "verifyPassword",
+    ],
+    types: [
+      "Authenticator", "BearerVerifier", "BootstrapAdmin", "MemoryUserStoreOptions", "NewUser",
+      "PasswordPolicy", "PublicUser", "ScryptParams", "StorageUserStoreOptions",
+      "StoreCredentialCheck", "StoreCredentialCheckOptions", "UserErrorCode", "UserErrorEntry",
+      "UserPage", "UserPatch", "UserQuery", "UserRecord", "UserService", "UserServiceOptions",
+      "UserStore", "UserStoreErrorCode",
+    ],
+  },
+  "./storage": {
+    values: [
+      "StorageError", "assertValidKey", "bodyChunks", "checked", "discard", "readAll", "streamOf",
+      "throwIfAborted",
+    ],
+    types: [
+      "AppendOptions", "ByteRange", "ListOptions", "ListPage", "MoveOptions", "ObjectInfo",
+      "StorageBody", "StorageDriver", "StorageErrorCode", "WriteOptions",
+    ],
+  },
+  "./storage/memory": {
+    values: [
+      "memoryStorage",
+    ],
+    types: [],
+  },
+  "./storage/fs": {
+    values: [
+      "fsStorage",
+    ],
+    types: [
+      "FsStorageOptions",
+    ],
+  },
+  "./storage/s3": {
+    values: [
+      "s3Storage",
+    ],
+    types: [
+      "S3StorageOptions",
+    ],
+  },
+  "./testing": {
+    values: [
+      "describeStorageContract", "describeUserStoreContract",
+    ],
+    types: [
+      "LargeStreamStats", "StorageContractOptions", "StorageContractSubject",
+    ],
+  },
+  "./node": {
+    values: [
+      "BadRequestError", "createNodeListeners", "fileCredentialStore", "loadTrustStore",
+      "ociLayoutStore", "parseHost", "pemKeysFromFiles", "readRootCertBundle", "requestUrl", "serve",
+      "toNodeListener", "toRequest", "writeResponse",
+    ],
+    types: [
+      "FetchHandler", "NodeListener", "NodeListenerOptions", "NodeListeners", "PemKeyFiles",
+      "RequestOptions", "RunningServer", "ServeOptions",
+    ],
+  },
+  "./client": {
+    values: [
+      "DEFAULT_TOKEN_LIFETIME_SECONDS", "RegistryClientError", "TokenCache", "Transport", "createClient",
+      "memoryCredentialStore", "memoryImageStore", "parseImageReference", "parseManifest",
+    ],
+    types: [
+      "ClientOptions", "CredentialStore", "Descriptor", "ImageReference", "LocalImageStore",
+      "ParsedManifest", "Platform", "ProgressEvent", "PullOptions", "PullResult", "PushOptions",
+      "PushResult", "RegistryClient", "RepeatableRequest", "TransferOptions",
+    ],
+  },
+  "./server": {
+    values: [
+      "ConfigError", "createAllInOne", "managementAudience", "parseConfigText", "resolveConfig",
+    ],
+    types: [
+      "AllInOne", "AllInOneConfig", "AllInOneInfo", "AllInOneOptions", "CliLogLevel", "ResolveInput",
+      "Resolved", "S3StorageConfig", "TokenAuthConfig", "TokenServiceConfig", "UploadsConfig",
+      "UsersConfig", "VerifyScheduleConfig",
+    ],
+  },
+};
+
+describe("public exports", () => {
+  it("package.json and the pinned list name the same subpaths", () => {
+    expect(publicSubpaths().sort()).toEqual(Object.keys(PINNED).sort());
+  });
+
+  it.each(Object.keys(PINNED))("%s exports exactly the pinned names", async (subpath) => {
+    expect(await runtimeNames(subpath), "runtime names").toEqual(PINNED[subpath]!.values);
+    expect(typeNames(subpath), "type-only names").toEqual(PINNED[subpath]!.types);
+  });
+});
