@@ -56,28 +56,84 @@ export interface AllInOneOptions {
 
 /** What the server runs, for the banner and for tests. */
 export interface AllInOneInfo {
+  /** Where the registry answers. */
   registryPath: "/v2/";
+  /** The storage in words, e.g. `filesystem /srv/registry`. */
   storage: string;
+  /** The directory of the signing key, certificate and upload secret. */
   keyDirectory: string;
   /** How the registry authenticates. */
   auth:
-    | { mode: "none" }
-    | { mode: "token"; realm: string; service: string; issuer: string; external: boolean; rootCertBundle?: string };
-  tokenService?: { path: string; kid: string; keyFile: string; keyCreated: boolean; certificateFile?: string };
+    | {
+        /** No authentication: anyone may pull and push. */
+        mode: "none";
+      }
+    | {
+        /** Bearer tokens from a token service. */
+        mode: "token";
+        /** The token endpoint clients are sent to. */
+        realm: string;
+        /** The audience tokens must name. */
+        service: string;
+        /** The issuer tokens must name. */
+        issuer: string;
+        /** Whether the token service is another server's (not ours). */
+        external: boolean;
+        /** The PEM bundle tokens are verified with, when configured. */
+        rootCertBundle?: string;
+      };
+  /** Our own token service, when served. */
+  tokenService?: {
+    /** The path it answers on. */
+    path: string;
+    /** The key id in the tokens' header. */
+    kid: string;
+    /** The private key file. */
+    keyFile: string;
+    /** Whether this start generated the key. */
+    keyCreated: boolean;
+    /** The certificate file, when one was configured. */
+    certificateFile?: string;
+  };
   /** The management API; `audience` is set when it also accepts Bearer tokens from our token service. */
-  users?: { path: string; audience?: string };
+  users?: {
+    /** The path of its routes (`<prefix>/users`). */
+    path: string;
+    /** The audience of the Bearer tokens it accepts. */
+    audience?: string;
+  };
   /** Set when this start created the first administrator; `password` only when it was generated. */
-  admin?: { username: string; password?: string };
-  uploadSecret: { source: "config" | "file"; file?: string; created: boolean };
+  admin?: {
+    /** The administrator's name. */
+    username: string;
+    /** The generated password, to print once. */
+    password?: string;
+  };
+  /** Where the upload `_state` secret comes from. */
+  uploadSecret: {
+    /** From the configuration (`http.secret`) or a file in the key directory. */
+    source: "config" | "file";
+    /** The file, when `source` is `file`. */
+    file?: string;
+    /** Whether this start generated it. */
+    created: boolean;
+  };
   /** The periodic blob verification (`registrykit.verify`), when on. */
-  verify?: { intervalMs: number; quarantine: boolean };
+  verify?: {
+    /** Milliseconds between runs. */
+    intervalMs: number;
+    /** Whether mismatching blobs are quarantined. */
+    quarantine: boolean;
+  };
 }
 
 /** A composed server: one fetch handler for every path. */
 export interface AllInOne {
+  /** Answers every path: the registry, the token service, the management API, 404 elsewhere. */
   handler: (request: Request) => Promise<Response>;
   /** Stop the periodic verify (waiting for a run in progress to stop) and release storage resources. */
   close(): Promise<void>;
+  /** What runs, for a banner or a log line. */
   info: AllInOneInfo;
 }
 
@@ -93,7 +149,14 @@ export function managementAudience(registryService: string): string {
 
 const NOT_FOUND = JSON.stringify({ errors: [{ code: "NOT_FOUND", message: "no such route", detail: null }] });
 
-/** Build the all-in-one handler from `config`. */
+/**
+ * Build the all-in-one handler from `config`: open the storage, read or create
+ * the keys and the upload secret in the key directory, create the first
+ * administrator when the user store is empty, and start the periodic jobs
+ * (upload purge, verify) the configuration asks for. It does not listen:
+ * serve `handler` with `registry-kit/node` or any framework, and call `close()`
+ * at shutdown.
+ */
 export async function createAllInOne(config: AllInOneConfig, options: AllInOneOptions = {}): Promise<AllInOne> {
   const log = options.log ?? silent;
   const storage = options.storage ?? openStorage(config);

@@ -15,12 +15,21 @@ export interface UploadsConfig {
   /** Seconds without a byte written after which an upload is abandoned. */
   idleSeconds: number;
   /** The periodic purge; `undefined` = off. */
-  purge?: { intervalMs: number; dryRun: boolean };
+  purge?: {
+    /** Milliseconds between purges (`interval`). */
+    intervalMs: number;
+    /** Only log what would be removed (`dryrun`). */
+    dryRun: boolean;
+  };
   /** Limits passed to `createRegistry({ limits })`; absent ones take the library's defaults. */
   limits: {
+    /** Open uploads per caller (`peruser`). */
     uploadsPerCaller?: number;
+    /** Open uploads per repository (`perrepository`). */
     uploadsPerRepository?: number;
+    /** Bytes in open uploads per caller (`bytesperuser`). */
     uploadBytesPerCaller?: number;
+    /** Bytes in open uploads per repository (`bytesperrepository`). */
     uploadBytesPerRepository?: number;
   };
 }

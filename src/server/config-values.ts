@@ -7,9 +7,12 @@
 
 /** An invalid configuration value; `key` is the dotted path (and where it came from). */
 export class ConfigError extends Error {
+  /** Always `ConfigError`. */
   override readonly name = "ConfigError";
   constructor(
+    /** The dotted key at fault, e.g. `storage.s3.bucket` (with its environment variable when it came from one). */
     readonly key: string,
+    /** What is wrong with its value. */
     readonly reason: string,
   ) {
     super(`${key}: ${reason}`);

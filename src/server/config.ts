@@ -13,123 +13,21 @@ import { applyEnvOverrides, isMap, STORAGE_OPTIONS, type EnvSources } from "./co
 import { checkKeys } from "./config-schema.js";
 import {
   bool, ConfigError, duration, stringList, headerMap, httpUrl, logLevel, parseAddr, pathPrefix, positiveInt, str,
-  type CliLogLevel,
 } from "./config-values.js";
-import { resolveVerifySchedule, type VerifyScheduleConfig } from "./config-verify.js";
-import { resolveUploads, type UploadsConfig } from "./config-uploads.js";
+import { resolveVerifySchedule } from "./config-verify.js";
+import { resolveUploads } from "./config-uploads.js";
+import type { AllInOneConfig, ResolveInput, Resolved, S3StorageConfig, TokenAuthConfig, TokenServiceConfig } from "./config-types.js";
 
 export { ConfigError } from "./config-values.js";
 export type { CliLogLevel } from "./config-values.js";
 export type { VerifyScheduleConfig } from "./config-verify.js";
 export type { UploadsConfig } from "./config-uploads.js";
 
-/** The registry's token authentication (`auth.token`). */
-export interface TokenAuthConfig {
-  /** Token endpoint URL; `undefined` = derived from the listen address once bound. */
-  realm?: string;
-  service: string;
-  issuer: string;
-  /** Absolute path of the PEM bundle; `undefined` = our own token service's certificate. */
-  rootCertBundle?: string;
-}
+export type {
+  AllInOneConfig, ResolveInput, Resolved, S3StorageConfig, TokenAuthConfig, TokenServiceConfig, UsersConfig,
+} from "./config-types.js";
 
-/** registry-kit's own token service (`registrykit.tokenservice`). */
-export interface TokenServiceConfig {
-  path: string;
-  /** Token lifetime in seconds. */
-  expiration: number;
-  /** Repository globs anyone, anonymous callers included, may pull (`*` = all). */
-  publicRepositories: string[];
-  /** PEM private key file; `undefined` = generated under the key directory. */
-  key?: string;
-  /** PEM certificate file matching `key`; required with `key`. */
-  certificate?: string;
-}
-
-/** The management API (`registrykit.users`). */
-export interface UsersConfig {
-  /** The routes are `<prefix>/users…`. */
-  prefix: string;
-  selfRegistration: boolean;
-  adminUsername: string;
-  /** Bootstrap password of the first administrator; generated when absent. */
-  adminPassword?: string;
-}
-
-/**
- * `storage.s3`: a bucket of an S3-compatible store, mapped onto
- * `s3Storage()` options (docs/storage-s3.md). Credentials are resolved here,
- * from the file or from `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`.
- */
-export interface S3StorageConfig {
-  driver: "s3";
-  bucket: string;
-  region: string;
-  /** `regionendpoint` with a scheme; `undefined` = AWS S3 in `region`. */
-  endpoint?: string;
-  forcePathStyle?: boolean;
-  accessKeyId: string;
-  secretAccessKey: string;
-  sessionToken?: string;
-  /** Key prefix inside the bucket, without leading or trailing slashes. */
-  rootDirectory?: string;
-  /** `chunksize`: multipart part size in bytes. */
-  partSize?: number;
-  /** `secure: false`: plain http is allowed to a host that is not loopback. */
-  allowHttp: boolean;
-}
-
-/** The validated, defaulted configuration {@link createAllInOne} runs from. */
-export interface AllInOneConfig {
-  /** Whether this came from a file (`serve CONFIG`) or the built-in defaults. */
-  source: "file" | "defaults";
-  http: {
-    host: string;
-    port: number;
-    /** `http.host`: the externally reachable base URL, used for the default realm. */
-    publicUrl?: string;
-    /** Upload `_state` HMAC secret; `undefined` = generated once and kept in the key directory. */
-    secret?: string;
-    headers: [string, string][];
-    /** Milliseconds in-flight requests get at shutdown. */
-    drainTimeout: number;
-    /** Trust `X-Forwarded-Proto`/`-Host`. */
-    trustProxy: boolean;
-  };
-  storage: { driver: "filesystem"; rootDirectory: string } | { driver: "inmemory" } | S3StorageConfig;
-  deleteEnabled: boolean;
-  catalogMaxEntries: number;
-  log: { level: CliLogLevel; accessLog: boolean };
-  /** Token auth for the registry; `undefined` = no authentication at all. */
-  auth?: TokenAuthConfig;
-  /** Our own token service; `undefined` = not served (an external one, or none). */
-  tokenService?: TokenServiceConfig;
-  /** The management API; `undefined` = not served. */
-  users?: UsersConfig;
-  /** Signing key, certificate and upload secret live here. */
-  keyDirectory: string;
-  /** The periodic blob verification (`registrykit.verify`); `undefined` = off. */
-  verify?: VerifyScheduleConfig;
-  /** Upload limits and the purge of abandoned uploads. */
-  uploads: UploadsConfig;
-}
-
-/** What {@link resolveConfig} needs. */
-export interface ResolveInput {
-  /** The parsed config file, or `undefined` for the built-in defaults. */
-  document?: unknown;
-  env?: Record<string, string | undefined>;
-  /** Base for relative paths. */
-  cwd: string;
-}
-
-/** The configuration and the warnings to log (unknown and ignored keys). */
-export interface Resolved {
-  config: AllInOneConfig;
-  warnings: string[];
-}
-
-/** Default token and service names. */
+/** The default token service name (`auth.token.service` and `issuer`). */
 export const DEFAULT_SERVICE = "registry-kit";
 export const DEFAULT_TOKEN_PATH = "/service/token";
 export const DEFAULT_USERS_PREFIX = "/api";

@@ -1,0 +1,161 @@
+/**
+ * The shape of the all-in-one server's configuration once validated and
+ * defaulted by `resolveConfig()`. Each field names the `config.yml` key it
+ * comes from; docs/configuration.md is the reference of the keys.
+ *
+ * @module
+ */
+import type { CliLogLevel } from "./config-values.js";
+import type { UploadsConfig } from "./config-uploads.js";
+import type { VerifyScheduleConfig } from "./config-verify.js";
+
+/** The registry's token authentication (`auth.token`). */
+export interface TokenAuthConfig {
+  /** Token endpoint URL; `undefined` = derived from the listen address once bound. */
+  realm?: string;
+  /** `auth.token.service`: the audience tokens must name (`aud`), and the `service` of the challenge. */
+  service: string;
+  /** `auth.token.issuer`: the `iss` tokens must carry. */
+  issuer: string;
+  /** Absolute path of the PEM bundle; `undefined` = our own token service's certificate. */
+  rootCertBundle?: string;
+}
+
+/** registry-kit's own token service (`registrykit.tokenservice`). */
+export interface TokenServiceConfig {
+  /** The path the token endpoint answers on (default `/service/token`). */
+  path: string;
+  /** Token lifetime in seconds. */
+  expiration: number;
+  /** Repository globs anyone, anonymous callers included, may pull (`*` = all). */
+  publicRepositories: string[];
+  /** PEM private key file; `undefined` = generated under the key directory. */
+  key?: string;
+  /** PEM certificate file matching `key`; required with `key`. */
+  certificate?: string;
+}
+
+/** The management API (`registrykit.users`). */
+export interface UsersConfig {
+  /** The routes are `<prefix>/users…`. */
+  prefix: string;
+  /** Whether anyone may create an account (else only administrators create them). */
+  selfRegistration: boolean;
+  /** The name of the administrator created when the user store is empty. */
+  adminUsername: string;
+  /** Bootstrap password of the first administrator; generated when absent. */
+  adminPassword?: string;
+}
+
+/**
+ * `storage.s3`: a bucket of an S3-compatible store, mapped onto
+ * `s3Storage()` options (docs/storage-s3.md). Credentials are resolved here,
+ * from the file or from `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`.
+ */
+export interface S3StorageConfig {
+  /** Which storage section this is. */
+  driver: "s3";
+  /** The bucket's name. */
+  bucket: string;
+  /** The region requests are signed for. */
+  region: string;
+  /** `regionendpoint` with a scheme; `undefined` = AWS S3 in `region`. */
+  endpoint?: string;
+  /** `forcepathstyle`: address the bucket in the path, not the host name. */
+  forcePathStyle?: boolean;
+  /** `accesskey`, or `AWS_ACCESS_KEY_ID`. */
+  accessKeyId: string;
+  /** `secretkey`, or `AWS_SECRET_ACCESS_KEY`. */
+  secretAccessKey: string;
+  /** `sessiontoken`, or `AWS_SESSION_TOKEN`, for temporary credentials. */
+  sessionToken?: string;
+  /** Key prefix inside the bucket, without leading or trailing slashes. */
+  rootDirectory?: string;
+  /** `chunksize`: multipart part size in bytes. */
+  partSize?: number;
+  /** `secure: false`: plain http is allowed to a host that is not loopback. */
+  allowHttp: boolean;
+}
+
+/** The validated, defaulted configuration `createAllInOne()` runs from. */
+export interface AllInOneConfig {
+  /** Whether this came from a file (`serve CONFIG`) or the built-in defaults. */
+  source: "file" | "defaults";
+  /** The `http` section: where to listen and what to send. */
+  http: {
+    /** The host or address to listen on (from `http.addr`). */
+    host: string;
+    /** The port to listen on (from `http.addr`). */
+    port: number;
+    /** `http.host`: the externally reachable base URL, used for the default realm. */
+    publicUrl?: string;
+    /** Upload `_state` HMAC secret; `undefined` = generated once and kept in the key directory. */
+    secret?: string;
+    /** `http.headers`: extra headers on every response, as name/value pairs. */
+    headers: [string, string][];
+    /** Milliseconds in-flight requests get at shutdown. */
+    drainTimeout: number;
+    /** Trust `X-Forwarded-Proto`/`-Host`. */
+    trustProxy: boolean;
+  };
+  /**
+   * Where blobs and manifests live: `storage.filesystem` (files under
+   * `rootDirectory`), `storage.inmemory` (lost at exit) or `storage.s3`.
+   */
+  storage:
+    | {
+        /** `storage.filesystem`. */
+        driver: "filesystem";
+        /** Absolute path of the directory that holds the registry's files. */
+        rootDirectory: string;
+      }
+    | {
+        /** `storage.inmemory`. */
+        driver: "inmemory";
+      }
+    | S3StorageConfig;
+  /** `storage.delete.enabled`: whether DELETE of manifests and blobs is allowed. */
+  deleteEnabled: boolean;
+  /** `catalog.maxentries`: the largest page `/v2/_catalog` returns. */
+  catalogMaxEntries: number;
+  /** The `log` section. */
+  log: {
+    /** `log.level`, Distribution's names mapped onto four levels. */
+    level: CliLogLevel;
+    /** Whether to write an access log line per request (`log.accesslog.disabled`, inverted). */
+    accessLog: boolean;
+  };
+  /** Token auth for the registry; `undefined` = no authentication at all. */
+  auth?: TokenAuthConfig;
+  /** Our own token service; `undefined` = not served (an external one, or none). */
+  tokenService?: TokenServiceConfig;
+  /** The management API; `undefined` = not served. */
+  users?: UsersConfig;
+  /** Signing key, certificate and upload secret live here. */
+  keyDirectory: string;
+  /** The periodic blob verification (`registrykit.verify`); `undefined` = off. */
+  verify?: VerifyScheduleConfig;
+  /** Upload limits and the purge of abandoned uploads. */
+  uploads: UploadsConfig;
+}
+
+/** What `resolveConfig()` needs. */
+export interface ResolveInput {
+  /** The parsed config file, or `undefined` for the built-in defaults. */
+  document?: unknown;
+  /**
+   * The environment: `REGISTRY_*` overrides, `HOST`/`PORT`/`REGISTRY_KIT_DATA`
+   * for the defaults, AWS credentials for S3. Usually `process.env`.
+   */
+  env?: Record<string, string | undefined>;
+  /** Base for relative paths. */
+  cwd: string;
+}
+
+/** The configuration and the warnings to log (unknown and ignored keys). */
+export interface Resolved {
+  /** The configuration to run. */
+  config: AllInOneConfig;
+  /** One line per unknown or ignored key, to log at start-up. */
+  warnings: string[];
+}
