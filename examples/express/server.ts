@@ -3,7 +3,7 @@
  * service and the users API, each mounted on its path BEFORE the app's body
  * parsers (see app.ts), next to the application's own routes.
  *
- *   REGISTRY_KIT_ADMIN_PASSWORD=Secret123 npx tsx examples/express/server.ts
+ *   npm install && npm start        # in this folder, after `npm run build` at the root (README.md)
  */
 import { createServer } from "node:http";
 import { pathToFileURL } from "node:url";

@@ -2,7 +2,7 @@
  * registry-kit inside a Hono application on `@hono/node-server`.
  * Hono hands the handler the WHATWG Request itself: `registry(c.req.raw)`.
  *
- *   REGISTRY_KIT_ADMIN_PASSWORD=Secret123 npx tsx examples/hono/server.ts
+ *   npm install && npm start        # in this folder, after `npm run build` at the root (README.md)
  */
 import { serve } from "@hono/node-server";
 import { pathToFileURL } from "node:url";

@@ -4,8 +4,8 @@
  * commands to try:
  *
  * ```sh
- * npx tsx examples/identity-compute/server.ts            # a free port
- * PORT=5000 npx tsx examples/identity-compute/server.ts
+ * npm install && npm start              # in examples/identity-compute: a free port (README.md)
+ * PORT=5000 npm start
  * ```
  *
  * Users come from registry-kit's user store (in memory): `demo` (a member of
