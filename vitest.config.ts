@@ -10,28 +10,77 @@ const publicNames = [
   { find: /^registry-kit\/(.+)$/, replacement: `${src}$1/index.ts` },
 ];
 
+/**
+ * Test files that need more than this process: radosgw, child processes
+ * (SIGKILL trials, the CLI, tsc), a tmpfs mount, real servers on sockets, or
+ * long stress runs. Everything else under test/ (but test/interop) is `unit`,
+ * which test/setup/hermetic.ts keeps hermetic: a child process or a listening
+ * socket there fails the test and points here.
+ */
+const SYSTEM = [
+  // radosgw (test/storage/helpers/rgw.ts)
+  "test/storage/s3.test.ts",
+  "test/storage/s3-driver.test.ts",
+  "test/storage/s3-writer.test.ts",
+  "test/storage/s3-quota.test.ts",
+  "test/registry/verify-s3.test.ts",
+  "test/concurrency/upload-race.test.ts",
+  // the real CLI or server as a child process, killed with SIGKILL
+  "test/crash/**/*.test.ts",
+  "test/cli/gc.test.ts",
+  "test/cli/serve.test.ts",
+  "test/cli/verify.test.ts",
+  "test/cli/verify-schedule.test.ts",
+  // tsc and tsx over the code blocks of the docs
+  "test/docs/**/*.test.ts",
+  // a small tmpfs mounted for the full-disk cases, prlimit
+  "test/storage/full-disk.test.ts",
+  // real HTTP servers on 127.0.0.1 (serve(), node:http, Express, Hono)
+  "test/adapters/**/*.test.ts",
+  "test/cli/banner-server.test.ts",
+  // stress: many concurrent pushes on the fs driver (~10 s)
+  "test/concurrency/push.test.ts",
+];
+
+const INTEROP = ["test/interop/**/*.test.ts"];
+
 export default defineConfig({
   resolve: { alias: publicNames },
   test: {
     projects: [
       {
         extends: true, // the root `resolve` above
+        // Hermetic: in-process handlers, memory and fs storage, msw; under 30 s on 2 cores.
         test: {
           name: "unit",
           include: ["test/**/*.test.ts"],
-          exclude: ["test/interop/**"],
+          exclude: [...SYSTEM, ...INTEROP],
+          setupFiles: ["test/setup/hermetic.ts"],
           testTimeout: 30_000,
+          sequence: { groupOrder: 0 },
         },
       },
       {
-        extends: true, // the root `resolve` above
-        // Real programs (skopeo, podman, docker-registry, openstack) on loopback.
+        extends: true,
+        // radosgw, child processes, SIGKILLs, a tmpfs, real servers (see SYSTEM).
+        test: {
+          name: "system",
+          include: SYSTEM,
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        extends: true,
+        // Real programs (skopeo, podman, buildah, docker-registry, openstack) on loopback.
         test: {
           name: "interop",
-          include: ["test/interop/**/*.test.ts"],
+          include: INTEROP,
           testTimeout: 300_000,
           hookTimeout: 120_000,
           fileParallelism: false,
+          sequence: { groupOrder: 2 },
         },
       },
     ],

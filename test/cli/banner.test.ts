@@ -5,7 +5,8 @@
  * `[::]`) it says "all interfaces", names the bound address, and shows URLs
  * that work from this machine and from others, instead of pretending to
  * listen on 127.0.0.1. Tested on bannerLines()/listenAddress() (what `main()`
- * prints), since a test must not bind 0.0.0.0.
+ * prints), since a test must not bind 0.0.0.0; banner-server.test.ts reads the
+ * address of a real server (system project).
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
@@ -16,7 +17,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAllInOne, type AllInOne } from "../../src/server/all-in-one.js";
 import { bannerLines, listenAddress, READY } from "../../src/cli/banner.js";
 import { resolveConfig } from "../../src/server/config.js";
-import { serve } from "../../src/node/index.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
 
 let dir: string;
@@ -71,16 +71,5 @@ describe("banner: the address actually bound", () => {
   it("every interface on a machine without other addresses: says how to form the URL", () => {
     const lines = bannerLines("http://127.0.0.1:5000", app.info, "0.0.0", listenAddress(bound("0.0.0.0", 5000), { lo: INTERFACES.lo }));
     expect(lines[2]).toBe("  other hosts     http://<this machine's name or address>:5000");
-  });
-
-  it("a real server bound to 127.0.0.1: listenAddress reads the bound port", async () => {
-    const server = await serve(() => Promise.resolve(new Response("ok")), { host: "127.0.0.1", port: 0 });
-    try {
-      const listen = listenAddress(server.server.address() as AddressInfo);
-      expect(listen).toEqual({ address: "127.0.0.1", port: server.port });
-      expect(bannerLines(server.url, app.info, "0.0.0", listen)[0]).toBe(`${READY} ${server.url} (registry-kit 0.0.0)`);
-    } finally {
-      await server.close(0);
-    }
   });
 });
