@@ -19,7 +19,7 @@
  *   taken over once its holder is known to be gone (writer-lock.ts).
  *
  * This file composes the driver; each method lives in its own module over an
- * explicit {@link FsContext} (context.ts): read.ts (`stat`, `read`), write.ts
+ * explicit `FsContext` (context.ts): read.ts (`stat`, `read`), write.ts
  * (`write` and the batched body copy), append.ts (`append` under the writer
  * lock), writeback.ts (early fdatasync of appended bytes), move.ts, delete.ts,
  * walk.ts (`list`), over paths.ts, dirs.ts, files.ts and errors.ts.
