@@ -15,10 +15,19 @@ export function sourceOf(subpath: string): string {
   return fileURLToPath(new URL(subpath === "." ? "src/index.ts" : `src/${subpath.slice(2)}/index.ts`, root));
 }
 
+interface PackageJson {
+  exports: Record<string, unknown>;
+  typesVersions?: Record<string, Record<string, string[]>>;
+}
+
+/** The package's `package.json`. */
+export function packageJson(): PackageJson {
+  return JSON.parse(readFileSync(new URL("package.json", root), "utf8")) as PackageJson;
+}
+
 /** The public subpaths `package.json` declares (`./package.json` aside). */
 export function publicSubpaths(): string[] {
-  const pkg = JSON.parse(readFileSync(new URL("package.json", root), "utf8")) as { exports: Record<string, unknown> };
-  return Object.keys(pkg.exports).filter((k) => k !== "./package.json");
+  return Object.keys(packageJson().exports).filter((k) => k !== "./package.json");
 }
 
 /** Sorted runtime export names of a subpath's source. */

@@ -6,7 +6,7 @@
  * test reach them.
  */
 import { describe, expect, it } from "vitest";
-import { publicSubpaths, runtimeNames, typeNames } from "./export-names.js";
+import { packageJson, publicSubpaths, runtimeNames, typeNames } from "./export-names.js";
 
 const PINNED: Record<string, { values: string[]; types: string[] }> = {
   ".": {
@@ -149,6 +149,13 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
 describe("public exports", () => {
   it("package.json and the pinned list name the same subpaths", () => {
     expect(publicSubpaths().sort()).toEqual(Object.keys(PINNED).sort());
+  });
+
+  // TypeScript's `moduleResolution: node10` ignores `exports`: typesVersions gives it the types.
+  it("typesVersions maps every subpath to its declarations in dist/", () => {
+    const subpaths = publicSubpaths().filter((s) => s !== ".");
+    const expected = Object.fromEntries(subpaths.map((s) => [s.slice(2), [`./dist/${s.slice(2)}/index.d.ts`]]));
+    expect(packageJson().typesVersions).toEqual({ "*": expected });
   });
 
   it.each(Object.keys(PINNED))("%s exports exactly the pinned names", async (subpath) => {
