@@ -239,7 +239,6 @@ function mountRequest(url: URL): MountRequest | undefined {
 export { DEFAULT_MANIFEST_MEDIA_TYPES, MEDIA_TYPES, HEADERS, API_VERSION } from "../oci/wire.js";
 export { RegistryError, errorResponse } from "../oci/errors.js";
 export type { ErrorCode } from "../oci/errors.js";
-export { hashBackend } from "../oci/hash.js";
 export { collectGarbage } from "./gc/index.js";
 export type { GcOptions, GcReport } from "./gc/index.js";
 export { verifyBlobs } from "./verify.js";

@@ -26,8 +26,7 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
   "./registry": {
     values: [
       "API_VERSION", "DEFAULT_MANIFEST_MEDIA_TYPES", "HEADERS", "MEDIA_TYPES", "RegistryError",
-      "collectGarbage", "createRegistry", "errorResponse", "hashBackend", "removeAbandonedUploads",
-      "verifyBlobs",
+      "collectGarbage", "createRegistry", "errorResponse", "removeAbandonedUploads", "verifyBlobs",
     ],
     types: [
       "Access", "Authorizer", "ErrorCode", "GcOptions", "GcReport", "QuarantineInfo",
