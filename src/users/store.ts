@@ -78,7 +78,15 @@ export interface UserPage {
   total: number;
 }
 
-/** Machine-readable reasons a store refuses a change. */
+/**
+ * Machine-readable reasons a store refuses a change.
+ *
+ * - `duplicate_username`: another user has this username.
+ * - `duplicate_email`: another user has this email address.
+ * - `not_found`: no user has this id.
+ * - `last_admin`: the change would remove or demote the last administrator.
+ * - `full`: no user id is left (`MAX_USER_ID` reached).
+ */
 export type UserStoreErrorCode = "duplicate_username" | "duplicate_email" | "not_found" | "last_admin" | "full";
 
 /** The one error type stores throw for refused changes. Messages never hold secrets. */
