@@ -1,0 +1,25 @@
+/**
+ * The state every operation of the S3 driver works over, built once by
+ * `s3Storage` from its options. Plain data: the modules beside this one are
+ * functions of it.
+ *
+ * @module
+ */
+import type { S3Client } from "./client.js";
+import type { KeyLayout } from "./keys.js";
+
+/** What one S3 driver instance knows: where its objects are and how to talk to the store. */
+export interface S3Context {
+  /** Signed requests with retries, against the driver's bucket. */
+  readonly client: S3Client;
+  /** Bucket keys under the driver's `rootDirectory`. */
+  readonly keys: KeyLayout;
+  /** Multipart part size in bytes (also the buffer size of a write). */
+  readonly partSize: number;
+  /** Parts uploaded or copied in parallel by one write or move. */
+  readonly concurrency: number;
+  /** Sign payload hashes instead of `UNSIGNED-PAYLOAD`. */
+  readonly signPayload: boolean;
+  /** How often a GET body resumes after a failed connection. */
+  readonly maxRetries: number;
+}
