@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { b64, utf8 } from "../util/bytes.js";
 
 /**
  * Where logins are kept, keyed by registry address (`host[:port]`).
@@ -38,10 +39,7 @@ export function memoryCredentialStore(initial?: Record<string, string>): Credent
 
 /** `base64(user:password)` with UTF-8, as HTTP Basic wants it. */
 export function encodeBasic(username: string, password: string): string {
-  const bytes = new TextEncoder().encode(`${username}:${password}`);
-  let binary = "";
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return btoa(binary);
+  return b64(utf8(`${username}:${password}`));
 }
 
 /** The key a registry's login is stored under: its `host[:port]`. */

@@ -11,6 +11,7 @@
  * @module
  */
 import { scryptAsync } from "@noble/hashes/scrypt.js";
+import { b64, fromB64 } from "../util/bytes.js";
 
 /** The scrypt cost parameters. */
 export interface ScryptParams {
@@ -49,7 +50,7 @@ export async function hashPassword(password: string, params: Partial<ScryptParam
   const p = scryptParams(params);
   const salt = crypto.getRandomValues(new Uint8Array(SALT_BYTES));
   const key = await derive(password, salt, p);
-  return `scrypt$${p.N}$${p.r}$${p.p}$${toBase64(salt)}$${toBase64(key)}`;
+  return `scrypt$${p.N}$${p.r}$${p.p}$${b64(salt)}$${b64(key)}`;
 }
 
 /**
@@ -88,7 +89,7 @@ export function dummyHash(params: Partial<ScryptParams> = {}): string {
   const p = scryptParams(params);
   const salt = crypto.getRandomValues(new Uint8Array(SALT_BYTES));
   const key = crypto.getRandomValues(new Uint8Array(KEY_BYTES));
-  return `scrypt$${p.N}$${p.r}$${p.p}$${toBase64(salt)}$${toBase64(key)}`;
+  return `scrypt$${p.N}$${p.r}$${p.p}$${b64(salt)}$${b64(key)}`;
 }
 
 /** Whether a hash was made with other parameters than `params` (a caller may re-hash on the next password change). */
@@ -141,16 +142,10 @@ function parseHash(encoded: string): ParsedHash | undefined {
   return { params, salt, key };
 }
 
-function toBase64(bytes: Uint8Array): string {
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary);
-}
-
+/** Standard base64, or `undefined` when the stored text is not base64. */
 function fromBase64(text: string): Uint8Array | undefined {
   try {
-    const binary = atob(text);
-    return Uint8Array.from(binary, (c) => c.charCodeAt(0));
+    return fromB64(text);
   } catch {
     return undefined;
   }
