@@ -1,0 +1,32 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { b64, b64url, fromB64, fromB64url, fromHex, toHex } from "../../src/util/bytes.js";
+
+describe("util/bytes", () => {
+  it("hex matches Buffer and round-trips", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 300 }), (bytes) => {
+        const hex = toHex(bytes);
+        expect(hex).toBe(Buffer.from(bytes).toString("hex"));
+        expect(fromHex(hex)).toEqual(bytes);
+        expect(fromHex(hex.toUpperCase())).toEqual(bytes);
+      }),
+    );
+  });
+
+  it("fromHex refuses odd lengths and non-hex characters", () => {
+    expect(() => fromHex("abc")).toThrow("invalid hex");
+    expect(() => fromHex("zz")).toThrow("invalid hex");
+  });
+
+  it("base64 and base64url match Buffer and round-trip", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 300 }), (bytes) => {
+        expect(b64(bytes)).toBe(Buffer.from(bytes).toString("base64"));
+        expect(b64url(bytes)).toBe(Buffer.from(bytes).toString("base64url"));
+        expect(fromB64(b64(bytes))).toEqual(bytes);
+        expect(fromB64url(b64url(bytes))).toEqual(bytes);
+      }),
+    );
+  });
+});
