@@ -38,8 +38,10 @@ const SYSTEM = [
   // real HTTP servers on 127.0.0.1 (serve(), node:http, Express, Hono)
   "test/adapters/**/*.test.ts",
   "test/cli/banner-server.test.ts",
-  // stress: many concurrent pushes on the fs driver (~10 s)
+  // stress and long fuzz: many concurrent pushes on the fs driver, random
+  // operation sequences against a model on fs storage (~5-10 s each)
   "test/concurrency/push.test.ts",
+  "test/fuzz/model.test.ts",
 ];
 
 const INTEROP = ["test/interop/**/*.test.ts"];
@@ -56,6 +58,10 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           exclude: [...SYSTEM, ...INTEROP],
           setupFiles: ["test/setup/hermetic.ts"],
+          // Both cores: vitest's default (cores - 1) runs one file at a time on 2.
+          // Files stay isolated: test/users/helpers.ts and others keep per-file
+          // state in modules (isolate: false saved ~15 s of CPU but broke that).
+          maxWorkers: 2,
           testTimeout: 30_000,
           sequence: { groupOrder: 0 },
         },
