@@ -24,6 +24,7 @@
  * @module
  */
 import { tryParseDigest, type Digest } from "../oci/digest.js";
+import { fromHex, fromUtf8, toHex, utf8 } from "../util/bytes.js";
 import { isValidName, isValidTag } from "./names.js";
 
 /** Metadata stored beside each manifest revision. */
@@ -104,22 +105,21 @@ export const CATALOG_PREFIX = "catalog";
 const CATALOG_CHUNK = 254;
 /** The repository index marker of `name`. */
 export function catalogEntry(name: string): string {
-  const hex = toHex(name);
+  const hex = toHex(utf8(name));
   const chunks: string[] = [];
   for (let i = 0; i < hex.length; i += CATALOG_CHUNK) chunks.push(hex.slice(i, i + CATALOG_CHUNK));
   return `${CATALOG_PREFIX}/${chunks.join("+/")}`;
 }
 
-// Names are ASCII (checked by the name grammar), so one byte per character.
-function toHex(name: string): string {
-  let out = "";
-  for (let i = 0; i < name.length; i++) out += name.charCodeAt(i).toString(16).padStart(2, "0");
-  return out;
-}
-function fromHex(hex: string): string {
-  let out = "";
-  for (let i = 0; i + 1 < hex.length; i += 2) out += String.fromCharCode(parseInt(hex.slice(i, i + 2), 16));
-  return out;
+/**
+ * The name a catalog marker's hex spells, or "" where it spells none. Names
+ * are ASCII (the name grammar), so one byte a character; a byte above 0x7f
+ * cannot be in a name, and is refused here rather than by the UTF-8 decoder.
+ */
+function catalogName(hex: string): string {
+  if (!/^(?:[0-9a-f]{2})+$/.test(hex)) return "";
+  const bytes = fromHex(hex);
+  return bytes.every((b) => b < 0x80) ? fromUtf8(bytes) : "";
 }
 
 /**
@@ -200,7 +200,7 @@ function parseSegments(segments: string[]): Parsed {
     }
     case CATALOG_PREFIX: {
       const hex = rest.join("/").replaceAll("+/", "");
-      const name = /^(?:[0-9a-f]{2})+$/.test(hex) ? fromHex(hex) : "";
+      const name = catalogName(hex);
       return isValidName(name) ? { kind: "catalogEntry", name } : undefined;
     }
     case QUARANTINE_PREFIX: {

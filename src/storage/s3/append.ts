@@ -8,9 +8,9 @@
  * @module
  */
 import { md5 } from "@noble/hashes/legacy.js";
+import { toHex } from "../../util/bytes.js";
 import { StorageError, type AppendOptions, type StorageBody } from "../driver.js";
 import { PieceReader, type Piece } from "./body.js";
-import { toHex } from "./client.js";
 import type { S3Context } from "./context.js";
 import { deleteKeys } from "./delete.js";
 import { copySourceHeaders } from "./multipart.js";

@@ -7,6 +7,7 @@
  * @module
  */
 import { AwsV4Signer } from "aws4fetch";
+import { toHex, utf8 } from "../../util/bytes.js";
 import { StorageError } from "../driver.js";
 import { childText, parseXml, type XmlElement } from "./xml.js";
 
@@ -243,15 +244,7 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
-
-export function toHex(bytes: Uint8Array): string {
-  let out = "";
-  for (const b of bytes) out += HEX[b];
-  return out;
-}
-
 async function sha256Hex(body: Uint8Array | string): Promise<string> {
-  const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
+  const bytes = typeof body === "string" ? utf8(body) : body;
   return toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>)));
 }

@@ -6,6 +6,7 @@
  * @module
  */
 import { md5 } from "@noble/hashes/legacy.js";
+import { b64, utf8 } from "../../util/bytes.js";
 import { StorageError } from "../driver.js";
 import type { S3Context } from "./context.js";
 import { PART_MARK, partOffset } from "./keys.js";
@@ -25,12 +26,12 @@ export async function deleteKeys(ctx: S3Context, keys: string[]): Promise<void> 
       continue;
     }
     const xml = `<?xml version="1.0" encoding="UTF-8"?><Delete><Quiet>true</Quiet>${batch.map((k) => `<Object><Key>${escapeXml(k)}</Key></Object>`).join("")}</Delete>`;
-    const bytes = new TextEncoder().encode(xml);
+    const bytes = utf8(xml);
     const result = await ctx.client.sendXml({
       op: "delete",
       method: "POST",
       query: { delete: "" },
-      headers: { "content-md5": base64(md5(bytes)), "content-type": "application/xml" },
+      headers: { "content-md5": b64(md5(bytes)), "content-type": "application/xml" },
       body: bytes,
     });
     const failed = children(result, "Error").filter((e) => childText(e, "Code") !== "NoSuchKey");
@@ -80,10 +81,4 @@ export async function deletePrefix(ctx: S3Context, prefix: string): Promise<void
     if (batch.length > 0) await deleteKeys(ctx, batch);
     if (locks === 0) break;
   }
-}
-
-function base64(bytes: Uint8Array): string {
-  let binary = "";
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return btoa(binary);
 }

@@ -26,6 +26,7 @@
  *
  * @module
  */
+import { toHex, utf8 } from "../../util/bytes.js";
 import { StorageError } from "../driver.js";
 import { sleep, type S3Client } from "./client.js";
 
@@ -63,7 +64,7 @@ export async function acquireWriter(
 ): Promise<WriterLock> {
   const lockKey = rawKey + WRITER_SUFFIX;
   const text = JSON.stringify({ op, since: new Date().toISOString(), id: randomId() });
-  const body = new TextEncoder().encode(text);
+  const body = utf8(text);
   const release = async (): Promise<void> => {
     await client.send({ op, method: "DELETE", key: lockKey, accept: [404] }).then(
       (response) => response.body?.cancel(),
@@ -116,11 +117,5 @@ function unquote(etag: string | null): string {
 function randomId(): string {
   const bytes = new Uint8Array(16);
   crypto.getRandomValues(bytes);
-  return hex(bytes);
-}
-
-function hex(bytes: Uint8Array): string {
-  let out = "";
-  for (const b of bytes) out += b.toString(16).padStart(2, "0");
-  return out;
+  return toHex(bytes);
 }
