@@ -1,3 +1,4 @@
+import { afterAll, expect } from "vitest";
 import type { LogEvent } from "../../src/http/log.js";
 import { createUserService, type Authenticator, hashPassword, memoryUserStore, type UserServiceOptions, type UserStore } from "../../src/users/index.js";
 
@@ -7,13 +8,44 @@ export const FAST = { N: 16, r: 8, p: 1 };
 export const PASSWORDS = { root: "Root1234", alice: "Alice1234", bob: "Bob123456" } as const;
 export type Name = keyof typeof PASSWORDS;
 
-/** Everything any test ever sent or saw that must never appear in a response or a log line. */
-export const secrets = new Set<string>();
-/** Every response body and header block any fixture produced, and every log line. */
-export const transcript: string[] = [];
+/**
+ * One test file's record of what must never leak and of everything its
+ * fixtures let out. Each file makes its own (see {@link watchLeaks}): with
+ * `isolate: false` this module is shared by the files of a worker, so nothing
+ * here may live at module level.
+ */
+export interface LeakWatch {
+  /** Everything the file's tests sent or saw that must never appear in a response or a log line. */
+  secrets: Set<string>;
+  /** Every response body and header block the file's fixtures produced, and every log line. */
+  transcript: string[];
+}
+
+/**
+ * A fresh {@link LeakWatch} for the calling test file, checked after all its
+ * tests (no secret in any transcript entry), and a `fixture` that records into it.
+ * Call once at the top level of a test file.
+ */
+export function watchLeaks() {
+  const watch: LeakWatch = { secrets: new Set(), transcript: [] };
+  afterAll(() => {
+    // Plain includes() over secrets × transcript (thousands of each in matrix.test.ts);
+    // one expect() a pair took seconds.
+    const leaks: string[] = [];
+    for (const secret of watch.secrets) {
+      for (const text of watch.transcript) if (text.includes(secret)) leaks.push(`a secret leaked: ${secret} in ${text.slice(0, 200)}`);
+    }
+    expect(leaks).toEqual([]);
+  });
+  return {
+    ...watch,
+    fixture: (options: Partial<UserServiceOptions> = {}, authenticateWith?: (store: UserStore) => Authenticator) =>
+      fixture(watch, options, authenticateWith),
+  };
+}
 
 /** A store wrapper that remembers every password hash (and salt) it hands out. */
-function spy(store: UserStore): UserStore {
+function spy(store: UserStore, secrets: Set<string>): UserStore {
   const note = <T>(value: T): T => {
     const records = Array.isArray((value as { users?: unknown })?.users) ? (value as unknown as { users: unknown[] }).users : [value];
     for (const r of records) {
@@ -53,9 +85,9 @@ export interface Answer {
   json: any;
 }
 
-export async function fixture(options: Partial<UserServiceOptions> = {}, authenticateWith?: (store: UserStore) => Authenticator) {
+async function fixture({ secrets, transcript }: LeakWatch, options: Partial<UserServiceOptions>, authenticateWith?: (store: UserStore) => Authenticator) {
   const raw = options.store ?? memoryUserStore();
-  const store = spy(raw);
+  const store = spy(raw, secrets);
   const make = async (username: Name, sysadmin: boolean) => {
     secrets.add(PASSWORDS[username]);
     return store.create({ username, email: `${username}@example.test`, realname: "", comment: "", sysadmin, passwordHash: await hashPassword(PASSWORDS[username], FAST) });

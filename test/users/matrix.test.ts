@@ -6,9 +6,11 @@
  * "self" a non-administrator acting on their own id, "admin" an administrator
  * acting on another user's id. Routes without an id ignore the target.
  */
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { storeCredentialCheck } from "../../src/users/index.js";
-import { FAST, PASSWORDS, fixture, secrets, transcript, type Answer, type Name } from "./helpers.js";
+import { FAST, PASSWORDS, watchLeaks, type Answer, type Name } from "./helpers.js";
+
+const { fixture } = watchLeaks();
 
 type Caller = "anonymous" | "user" | "self" | "admin";
 type Fixture = Awaited<ReturnType<typeof fixture>>;
@@ -162,8 +164,4 @@ describe("authorization matrix", () => {
       expect(await f.raw.list()).toEqual(before); // a refusal changes nothing
     }
   });
-});
-
-afterAll(() => {
-  for (const secret of secrets) for (const text of transcript) expect(text.includes(secret), `a secret leaked: ${secret} in ${text.slice(0, 200)}`).toBe(false);
 });

@@ -1,7 +1,9 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { memoryStorage } from "../../src/storage/memory/index.js";
 import { bootstrapAdmin, createUserService, memoryUserStore, storageUserStore, storeCredentialCheck } from "../../src/users/index.js";
-import { FAST, fixture, secrets, transcript } from "./helpers.js";
+import { FAST, watchLeaks } from "./helpers.js";
+
+const { fixture } = watchLeaks();
 
 const newUser = (extra: Record<string, unknown> = {}) => ({ username: "newbie", email: "newbie@example.test", password: "Newbie123", ...extra });
 
@@ -260,8 +262,4 @@ describe("failures", () => {
     expect(JSON.stringify(logs)).toContain("disk on fire");
     expect(JSON.stringify(logs)).not.toContain("Root1234");
   });
-});
-
-afterAll(() => {
-  for (const secret of secrets) for (const text of transcript) expect(text.includes(secret), `a secret leaked: ${secret} in ${text.slice(0, 200)}`).toBe(false);
 });
