@@ -1,0 +1,31 @@
+/**
+ * The `http` section: where to listen (`addr`, `net`), the public base URL
+ * (`host`), the upload secret, extra response headers, the drain timeout at
+ * shutdown, and whether to trust `X-Forwarded-*` (`registrykit.trustproxy`).
+ *
+ * @module
+ */
+import type { ConfigReader } from "./config-reader.js";
+import type { AllInOneConfig } from "./config-types.js";
+import { bool, ConfigError, duration, headerMap, httpUrl, parseAddr, str, type ListenAddress } from "./config-values.js";
+
+/** `http.net` (only `tcp`) and `http.addr` (default `0.0.0.0:5000`, as in Distribution). */
+export function resolveListen({ opt, named }: ConfigReader): ListenAddress {
+  const net = opt("http.net", str);
+  if (net !== undefined && net !== "tcp") throw new ConfigError(named("http.net"), `only "tcp" is supported, got ${JSON.stringify(net)}`);
+  return opt("http.addr", parseAddr) ?? { host: "0.0.0.0", port: 5000 };
+}
+
+/** The rest of the `http` section, around the listen address read by {@link resolveListen}. */
+export function resolveHttp({ get, opt, named }: ConfigReader, addr: ListenAddress): AllInOneConfig["http"] {
+  const publicUrl = opt("http.host", httpUrl);
+  return {
+    host: addr.host,
+    port: addr.port,
+    ...(publicUrl !== undefined ? { publicUrl: publicUrl.replace(/\/+$/, "") } : {}),
+    ...(get("http.secret") !== undefined ? { secret: opt("http.secret", str) } : {}),
+    headers: headerMap(named("http.headers"), get("http.headers")),
+    drainTimeout: opt("http.draintimeout", duration) ?? 10_000,
+    trustProxy: opt("registrykit.trustproxy", bool) ?? false,
+  };
+}
