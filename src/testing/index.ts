@@ -4,6 +4,6 @@
  *
  * @module
  */
-export { describeStorageContract } from "./storage-contract.js";
-export type { LargeStreamStats, StorageContractOptions, StorageContractSubject } from "./storage-contract.js";
-export { describeUserStoreContract } from "./user-store-contract.js";
+export { describeStorageContract } from "./storage-contract/index.js";
+export type { LargeStreamStats, StorageContractOptions, StorageContractSubject } from "./storage-contract/index.js";
+export { describeUserStoreContract } from "./user-store-contract/index.js";

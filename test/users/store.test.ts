@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { memoryStorage } from "../../src/storage/memory/index.js";
 import { memoryUserStore, storageUserStore } from "../../src/users/index.js";
-import { describeUserStoreContract } from "../../src/testing/user-store-contract.js";
+import { describeUserStoreContract } from "../../src/testing/user-store-contract/index.js";
 
 describeUserStoreContract("memoryUserStore", () => memoryUserStore());
 describeUserStoreContract("storageUserStore on memoryStorage", () => storageUserStore(memoryStorage()));

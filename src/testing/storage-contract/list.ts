@@ -1,0 +1,79 @@
+/**
+ * The "list" section of the storage contract: recursive lexical listing, prefix
+ * isolation, paging with `after` and `limit`.
+ *
+ * @module
+ */
+import { describe, expect, it } from "vitest";
+import type { StorageContractContext } from "./context.js";
+
+/** Declare the "list" tests. */
+export function listTests(ctx: StorageContractContext): void {
+  const { put } = ctx;
+  describe("list", () => {
+    it("lists recursively in lexical order of the full key, objects only", async () => {
+      const keys = ["l/b", "l/a-b", "l/a/b", "l/a/c/d", "l/a.b", "l/a0", "l/a+", "l/B", "l/_", "l/a:", "l/a@", "l/a=", "l/Z/z", "l/a/b-c", "l/a/b.c"];
+      for (const key of keys) await put(key, "x");
+      await put("l0/outside", "x");
+      await put("k/outside", "x");
+      expect(await ctx.store.list("l")).toEqual({ keys: [...keys].sort(), truncated: false });
+      expect(await ctx.store.list("l/a")).toEqual({ keys: ["l/a/b", "l/a/b-c", "l/a/b.c", "l/a/c/d"], truncated: false });
+    });
+
+    it("isolates prefixes that share a beginning", async () => {
+      await put("a/b/x", "1");
+      await put("a/bc/y", "2");
+      await put("a/b-/z", "3");
+      expect((await ctx.store.list("a/b")).keys).toEqual(["a/b/x"]);
+      expect((await ctx.store.list("a/bc")).keys).toEqual(["a/bc/y"]);
+      expect((await ctx.store.list("a")).keys).toEqual(["a/b-/z", "a/b/x", "a/bc/y"]);
+    });
+
+    it("answers an empty page for a missing prefix or an object", async () => {
+      expect(await ctx.store.list("none")).toEqual({ keys: [], truncated: false });
+      await put("obj", "x");
+      expect(await ctx.store.list("obj")).toEqual({ keys: [], truncated: false });
+    });
+
+    it("pages with after and limit across many keys", async () => {
+      const all: string[] = [];
+      for (let i = 0; i < 250; i++) {
+        // Spread over nested prefixes so that paging crosses directories.
+        const key = `many/${String(i % 7)}/${String(i % 3)}/k${String(i).padStart(3, "0")}`;
+        all.push(key);
+      }
+      await Promise.all(all.map((key) => put(key, key)));
+      all.sort();
+
+      const pages: { keys: string[]; truncated: boolean }[] = [];
+      let after: string | undefined;
+      for (;;) {
+        const page = await ctx.store.list("many", { limit: 100, ...(after === undefined ? {} : { after }) });
+        pages.push(page);
+        if (!page.truncated) break;
+        after = page.keys[page.keys.length - 1];
+        expect(pages.length).toBeLessThan(10);
+      }
+      expect(pages.map((p) => p.keys.length)).toEqual([100, 100, 50]);
+      expect(pages.map((p) => p.truncated)).toEqual([true, true, false]);
+      expect(pages.flatMap((p) => p.keys)).toEqual(all);
+    });
+
+    it("honours after and limit at their edges", async () => {
+      const keys = ["e/a", "e/b/1", "e/b/2", "e/c", "e/d/x/y"];
+      for (const key of keys) await put(key, "x");
+      expect(await ctx.store.list("e", { limit: 5 })).toEqual({ keys, truncated: false });
+      expect(await ctx.store.list("e", { limit: 4 })).toEqual({ keys: keys.slice(0, 4), truncated: true });
+      expect(await ctx.store.list("e", { limit: 0 })).toEqual({ keys: [], truncated: true });
+      expect((await ctx.store.list("e", { after: "e/b/1" })).keys).toEqual(["e/b/2", "e/c", "e/d/x/y"]);
+      // `after` need not be a key: a prefix of keys, or a key that sorts between two.
+      expect((await ctx.store.list("e", { after: "e/b" })).keys).toEqual(["e/b/1", "e/b/2", "e/c", "e/d/x/y"]);
+      expect((await ctx.store.list("e", { after: "e/b/15" })).keys).toEqual(["e/b/2", "e/c", "e/d/x/y"]);
+      expect((await ctx.store.list("e", { after: "e/bz" })).keys).toEqual(["e/c", "e/d/x/y"]);
+      expect((await ctx.store.list("e", { after: "a" })).keys).toEqual(keys);
+      expect((await ctx.store.list("e", { after: "e/d/x/y" })).keys).toEqual([]);
+      expect((await ctx.store.list("e", { after: "z" })).keys).toEqual([]);
+      expect(await ctx.store.list("e", { after: "e/c", limit: 1 })).toEqual({ keys: ["e/d/x/y"], truncated: false });
+    });
+  });
+}
