@@ -13,104 +13,123 @@ interface Entry {
   modified: Date;
 }
 
+/** The state of one memory driver, which every operation below works on. */
+interface MemoryState {
+  objects: Map<string, Entry>;
+  /** Keys with an append in progress: one writer per key, and no move under a writer. */
+  appending: Set<string>;
+}
+
 /** Create an empty in-memory driver. Every call makes an independent store. */
 export function memoryStorage(): StorageDriver {
-  const objects = new Map<string, Entry>();
-  // Keys with an append in progress: one writer per key, and no move under a writer.
-  const appending = new Set<string>();
-
+  const state: MemoryState = { objects: new Map(), appending: new Set() };
+  // Every method is async, so a StorageError thrown by an operation is a rejection.
   return {
     name: "memory",
-
-    async stat(key: string): Promise<ObjectInfo | undefined> {
-      const entry = objects.get(key);
-      return entry && { size: entry.size, modified: entry.modified };
+    stat: async (key) => stat(state, key),
+    read: async (key, range) => read(state, key, range),
+    write: async (key, body, options) => write(state, key, body, options),
+    append: async (key, body, options) => append(state, key, body, options),
+    move: async (from, to, options) => move(state, from, to, options),
+    delete: async (key) => {
+      state.objects.delete(key);
     },
-
-    async read(key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array> | undefined> {
-      const entry = objects.get(key);
-      if (!entry) return undefined;
-      // Snapshot the chunk list: later appends or writes do not change this read.
-      const chunks = sliceChunks(entry.chunks, range?.offset ?? 0, range?.length ?? Infinity);
-      let i = 0;
-      return new ReadableStream<Uint8Array>({
-        pull(controller) {
-          const chunk = chunks[i++];
-          if (chunk) controller.enqueue(chunk.slice());
-          else controller.close();
-        },
-      });
-    },
-
-    async write(key: string, body: StorageBody, options?: WriteOptions): Promise<number> {
-      const { chunks, size } = await collect(body, options?.signal);
-      objects.set(key, { chunks, size, modified: new Date() });
-      return size;
-    },
-
-    async append(key: string, body: StorageBody, options?: AppendOptions): Promise<number> {
-      const current = objects.get(key);
-      if (appending.has(key)) {
-        discard(body);
-        throw new StorageError("conflict", "another append to this object is in progress");
-      }
-      if ((options?.expectedSize !== undefined && (current?.size ?? 0) !== options.expectedSize) || (!current && options?.create === false)) {
-        discard(body);
-        throw new StorageError("conflict", `object size is ${current?.size ?? 0}, expected ${options.expectedSize}`);
-      }
-      appending.add(key);
-      try {
-        const { chunks, size } = await collect(body, options?.signal);
-        // Re-read after the await: a write or delete may have replaced the object meanwhile.
-        const now = objects.get(key);
-        if (options?.expectedSize !== undefined && (now?.size ?? 0) !== options.expectedSize) {
-          throw new StorageError("conflict", `object size is ${now?.size ?? 0}, expected ${options.expectedSize}`);
-        }
-        if (!now && (current || options?.create === false)) {
-          throw new StorageError("conflict", "the object was deleted or does not exist");
-        }
-        const entry = now ?? { chunks: [], size: 0, modified: new Date() };
-        entry.chunks = [...entry.chunks, ...chunks];
-        entry.size += size;
-        entry.modified = new Date();
-        objects.set(key, entry);
-        return entry.size;
-      } finally {
-        appending.delete(key);
-      }
-    },
-
-    async move(from: string, to: string, options?: MoveOptions): Promise<void> {
-      const entry = objects.get(from);
-      if (!entry) throw new StorageError("not_found", "no object to move");
-      if (appending.has(from)) throw new StorageError("conflict", "an append to the object is in progress");
-      if (options?.expectedSize !== undefined && entry.size !== options.expectedSize) {
-        throw new StorageError("conflict", `object size is ${entry.size}, expected ${options.expectedSize}`);
-      }
-      objects.delete(from);
-      // A fresh entry: nothing that still holds the old one can change what was moved.
-      objects.set(to, { chunks: entry.chunks, size: entry.size, modified: entry.modified });
-    },
-
-    async delete(key: string): Promise<void> {
-      objects.delete(key);
-    },
-
-    async deletePrefix(prefix: string): Promise<void> {
-      const start = prefix + "/";
-      for (const key of [...objects.keys()]) if (key.startsWith(start)) objects.delete(key);
-    },
-
-    async list(prefix: string, options?: ListOptions): Promise<ListPage> {
-      const start = prefix + "/";
-      const after = options?.after;
-      const limit = options?.limit ?? Infinity;
-      const keys = [...objects.keys()]
-        .filter((key) => key.startsWith(start) && (after === undefined || key > after))
-        .sort();
-      return { keys: keys.slice(0, limit), truncated: keys.length > limit };
-    },
+    deletePrefix: async (prefix) => deletePrefix(state, prefix),
+    list: async (prefix, options) => list(state, prefix, options),
   };
+}
+
+function stat(state: MemoryState, key: string): ObjectInfo | undefined {
+  const entry = state.objects.get(key);
+  return entry && { size: entry.size, modified: entry.modified };
+}
+
+function read(state: MemoryState, key: string, range?: ByteRange): ReadableStream<Uint8Array> | undefined {
+  const entry = state.objects.get(key);
+  if (!entry) return undefined;
+  // Snapshot the chunk list: later appends or writes do not change this read.
+  const chunks = sliceChunks(entry.chunks, range?.offset ?? 0, range?.length ?? Infinity);
+  let i = 0;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      const chunk = chunks[i++];
+      if (chunk) controller.enqueue(chunk.slice());
+      else controller.close();
+    },
+  });
+}
+
+async function write(state: MemoryState, key: string, body: StorageBody, options?: WriteOptions): Promise<number> {
+  const { chunks, size } = await collect(body, options?.signal);
+  state.objects.set(key, { chunks, size, modified: new Date() });
+  return size;
+}
+
+async function append(state: MemoryState, key: string, body: StorageBody, options?: AppendOptions): Promise<number> {
+  const current = state.objects.get(key);
+  try {
+    checkAppend(state, key, current, options);
+  } catch (error) {
+    discard(body);
+    throw error;
+  }
+  state.appending.add(key);
+  try {
+    const { chunks, size } = await collect(body, options?.signal);
+    // Re-read after the await: a write or delete may have replaced the object meanwhile.
+    const now = state.objects.get(key);
+    if (options?.expectedSize !== undefined && (now?.size ?? 0) !== options.expectedSize) {
+      throw new StorageError("conflict", `object size is ${now?.size ?? 0}, expected ${options.expectedSize}`);
+    }
+    if (!now && (current || options?.create === false)) {
+      throw new StorageError("conflict", "the object was deleted or does not exist");
+    }
+    const entry = now ?? { chunks: [], size: 0, modified: new Date() };
+    entry.chunks = [...entry.chunks, ...chunks];
+    entry.size += size;
+    entry.modified = new Date();
+    state.objects.set(key, entry);
+    return entry.size;
+  } finally {
+    state.appending.delete(key);
+  }
+}
+
+/** Throw `conflict` when an append may not start: another is running, or the size or existence is not the expected one. */
+function checkAppend(state: MemoryState, key: string, current: Entry | undefined, options?: AppendOptions): void {
+  if (state.appending.has(key)) {
+    throw new StorageError("conflict", "another append to this object is in progress");
+  }
+  if ((options?.expectedSize !== undefined && (current?.size ?? 0) !== options.expectedSize) || (!current && options?.create === false)) {
+    throw new StorageError("conflict", `object size is ${current?.size ?? 0}, expected ${options.expectedSize}`);
+  }
+}
+
+function move(state: MemoryState, from: string, to: string, options?: MoveOptions): void {
+  const entry = state.objects.get(from);
+  if (!entry) throw new StorageError("not_found", "no object to move");
+  if (state.appending.has(from)) throw new StorageError("conflict", "an append to the object is in progress");
+  if (options?.expectedSize !== undefined && entry.size !== options.expectedSize) {
+    throw new StorageError("conflict", `object size is ${entry.size}, expected ${options.expectedSize}`);
+  }
+  state.objects.delete(from);
+  // A fresh entry: nothing that still holds the old one can change what was moved.
+  state.objects.set(to, { chunks: entry.chunks, size: entry.size, modified: entry.modified });
+}
+
+function deletePrefix(state: MemoryState, prefix: string): void {
+  const start = prefix + "/";
+  for (const key of [...state.objects.keys()]) if (key.startsWith(start)) state.objects.delete(key);
+}
+
+function list(state: MemoryState, prefix: string, options?: ListOptions): ListPage {
+  const start = prefix + "/";
+  const after = options?.after;
+  const limit = options?.limit ?? Infinity;
+  const keys = [...state.objects.keys()]
+    .filter((key) => key.startsWith(start) && (after === undefined || key > after))
+    .sort();
+  return { keys: keys.slice(0, limit), truncated: keys.length > limit };
 }
 
 async function collect(body: StorageBody, signal?: AbortSignal): Promise<{ chunks: Uint8Array[]; size: number }> {
