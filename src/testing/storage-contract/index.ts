@@ -11,7 +11,7 @@
  * The suite talks to the driver through `checked(driver)`, as the registry does,
  * so key validation is tested once, in the wrapper, for every method. Each
  * section of the suite is a module of this folder; they share one
- * {@link StorageContractContext}.
+ * `StorageContractContext` (`context.ts`).
  *
  * @module
  */

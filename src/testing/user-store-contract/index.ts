@@ -7,7 +7,8 @@
  * ```
  *
  * `setup` must return a new, empty store for every test. Each section of the
- * suite is a module of this folder, over one {@link UserStoreContractContext}.
+ * suite is a module of this folder, over one `UserStoreContractContext`
+ * (`context.ts`).
  *
  * @module
  */
