@@ -1,0 +1,113 @@
+/**
+ * Token auth in the all-in-one server: the signing keys of our own token
+ * service (from the configured files, or generated in the key directory),
+ * the registry's authorizer, and the token service's route. Our token
+ * service also issues tokens for the management API, under the audience
+ * {@link managementAudience}.
+ *
+ * @module
+ */
+import { readFile } from "node:fs/promises";
+import {
+  createTokenAuthorizer, createTokenService, defaultPolicy, pemKeys, type Authorizer, type KeyProvider,
+} from "../auth/index.js";
+import { pemKeysFromFiles } from "../auth/keys.node.js";
+import type { LogHook } from "../http/log.js";
+import { storeCredentialCheck, type UserStore } from "../users/index.js";
+import type { AllInOneInfo } from "./all-in-one-types.js";
+import { pathRoute, type Route } from "./all-in-one-routes.js";
+import type { AllInOneConfig, TokenAuthConfig, TokenServiceConfig } from "./config-types.js";
+import { KEY_FILES, loadOrCreateSigningKey } from "./key-material.js";
+
+/**
+ * The audience (`service` of the token request, `aud` of the token) of
+ * tokens for the management API: the registry's service name + `-management`.
+ * Our token service issues for it, the registry refuses such tokens (wrong
+ * `aud`) and the management API refuses registry tokens.
+ */
+export function managementAudience(registryService: string): string {
+  return `${registryService}-management`;
+}
+
+/** Our token service's keys, and what the banner says about them. */
+export interface TokenKeys {
+  /** Signs our tokens and verifies them. */
+  keys: KeyProvider;
+  /** The banner's `tokenService` entry. */
+  info: NonNullable<AllInOneInfo["tokenService"]>;
+}
+
+/** Read the configured key and certificate, or read or create them in `keyDirectory`. */
+export async function loadTokenKeys(own: TokenServiceConfig, keyDirectory: string): Promise<TokenKeys> {
+  let keys: KeyProvider;
+  let info: TokenKeys["info"];
+  if (own.key && own.certificate) {
+    keys = await pemKeysFromFiles({ privateKey: own.key, certificate: own.certificate });
+    info = { path: own.path, kid: "", keyFile: own.key, keyCreated: false, certificateFile: own.certificate };
+  } else {
+    const pem = await loadOrCreateSigningKey(keyDirectory);
+    keys = pemKeys(pem.value);
+    info = {
+      path: own.path, kid: "", keyFile: pem.file, keyCreated: pem.created,
+      certificateFile: pem.file.replace(KEY_FILES.privateKey, KEY_FILES.certificate),
+    };
+  }
+  const signing = await keys.signingKey();
+  info.kid = signing.kid ?? "";
+  return { keys, info };
+}
+
+/**
+ * The registry's authorizer for `config.auth`, trusting the configured root
+ * bundle or else our own keys; the realm defaults to our token service on
+ * the public URL, the bound `origin`, or the listen address.
+ */
+export async function registryAuthorizer(
+  config: AllInOneConfig,
+  tokenKeys: KeyProvider | undefined,
+  origin: string | undefined,
+  log: LogHook,
+): Promise<{ authorize?: Authorizer; info: AllInOneInfo["auth"] }> {
+  if (!config.auth) return { info: { mode: "none" } };
+  const realm = config.auth.realm ?? `${config.http.publicUrl ?? origin ?? localOrigin(config)}${config.tokenService?.path ?? "/"}`;
+  const bundle = config.auth.rootCertBundle;
+  const trust = bundle !== undefined ? { rootCertBundle: await readFile(bundle, "utf8") } : { keys: tokenKeys as KeyProvider };
+  const authorize = createTokenAuthorizer({ realm, service: config.auth.service, issuer: config.auth.issuer, ...trust, log });
+  return {
+    authorize,
+    info: {
+      mode: "token", realm, service: config.auth.service, issuer: config.auth.issuer, external: !config.tokenService,
+      ...(bundle !== undefined ? { rootCertBundle: bundle } : {}),
+    },
+  };
+}
+
+/**
+ * Our token service at `own.path`: it checks passwords against the user
+ * store (when there is one) and also issues for `managementAudience`, when set.
+ */
+export function tokenServiceRoute(
+  own: TokenServiceConfig,
+  auth: TokenAuthConfig,
+  keys: KeyProvider,
+  users: UserStore | undefined,
+  managementAudience: string | undefined,
+  log: LogHook,
+): Route {
+  const tokenService = createTokenService({
+    issuer: auth.issuer,
+    // The first is the default for requests without `service`.
+    service: managementAudience ? [auth.service, managementAudience] : auth.service,
+    keys,
+    ...(users ? { checkCredentials: storeCredentialCheck(users) } : {}),
+    policy: defaultPolicy({ publicRepositories: own.publicRepositories }),
+    expiresIn: own.expiration,
+    log,
+  });
+  return pathRoute(own.path, tokenService, false);
+}
+
+function localOrigin(config: AllInOneConfig): string {
+  const host = config.http.host === "0.0.0.0" ? "127.0.0.1" : config.http.host === "::" ? "[::1]" : config.http.host;
+  return `http://${host.includes(":") && !host.startsWith("[") ? `[${host}]` : host}:${config.http.port}`;
+}

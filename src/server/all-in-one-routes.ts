@@ -1,0 +1,49 @@
+/**
+ * The route table of the all-in-one server: the first route whose path
+ * matches answers, anything else is a JSON 404; `http.headers` are added to
+ * every response.
+ *
+ * @module
+ */
+import { readsRequestBasics } from "../http/request-basics.js";
+
+/** One service of the all-in-one server and the paths it owns. */
+export interface Route {
+  /** Whether this route owns `path` (the URL's pathname). */
+  matches: (path: string) => boolean;
+  /** The service's fetch handler. */
+  handler: (request: Request) => Promise<Response>;
+}
+
+/** A route owning `path` exactly, `path/`, or (with `subpaths`) everything under `path/`. */
+export function pathRoute(path: string, handler: Route["handler"], subpaths: boolean): Route {
+  return {
+    matches: subpaths ? (p) => p === path || p.startsWith(`${path}/`) : (p) => p === path || p === `${path}/`,
+    handler,
+  };
+}
+
+const NOT_FOUND = JSON.stringify({ errors: [{ code: "NOT_FOUND", message: "no such route", detail: null }] });
+
+/** One handler over `routes`, adding `extraHeaders` to every response. */
+export function routeHandler(routes: readonly Route[], extraHeaders: readonly [string, string][]): (request: Request) => Promise<Response> {
+  const handler = async (request: Request): Promise<Response> => {
+    const path = new URL(request.url).pathname;
+    const route = routes.find((r) => r.matches(path));
+    const response = route
+      ? await route.handler(request)
+      : new Response(NOT_FOUND, { status: 404, headers: { "content-type": "application/json; charset=utf-8" } });
+    return extraHeaders.length > 0 ? withHeaders(response, extraHeaders) : response;
+  };
+  // Every route is registry-kit's own and reads only the basics of a request.
+  readsRequestBasics(handler);
+  return handler;
+}
+
+/** `http.headers` are added to every response, unless the handler set the header itself. */
+function withHeaders(response: Response, extra: readonly [string, string][]): Response {
+  const headers = new Headers(response.headers);
+  const own = new Set([...response.headers.keys()]);
+  for (const [name, value] of extra) if (!own.has(name.toLowerCase())) headers.append(name, value);
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+}

@@ -1,0 +1,106 @@
+/**
+ * The types of the all-in-one composition: what `createAllInOne()` takes
+ * besides the configuration, and what it returns (the handler and the
+ * {@link AllInOneInfo} a banner prints).
+ *
+ * @module
+ */
+import type { LogHook } from "../http/log.js";
+import type { StorageDriver } from "../storage/driver.js";
+
+/** Extra inputs of `createAllInOne()`. */
+export interface AllInOneOptions {
+  /**
+   * The server's base URL once bound (e.g. `http://127.0.0.1:41233`), used
+   * for the default token realm when neither `auth.token.realm` nor
+   * `http.host` is set.
+   */
+  origin?: string;
+  /** Receives the services' log events. */
+  log?: LogHook;
+  /** Use this storage instead of the configured one (tests). */
+  storage?: StorageDriver;
+}
+
+/** What the server runs, for the banner and for tests. */
+export interface AllInOneInfo {
+  /** Where the registry answers. */
+  registryPath: "/v2/";
+  /** The storage in words, e.g. `filesystem /srv/registry`. */
+  storage: string;
+  /** The directory of the signing key, certificate and upload secret. */
+  keyDirectory: string;
+  /** How the registry authenticates. */
+  auth:
+    | {
+        /** No authentication: anyone may pull and push. */
+        mode: "none";
+      }
+    | {
+        /** Bearer tokens from a token service. */
+        mode: "token";
+        /** The token endpoint clients are sent to. */
+        realm: string;
+        /** The audience tokens must name. */
+        service: string;
+        /** The issuer tokens must name. */
+        issuer: string;
+        /** Whether the token service is another server's (not ours). */
+        external: boolean;
+        /** The PEM bundle tokens are verified with, when configured. */
+        rootCertBundle?: string;
+      };
+  /** Our own token service, when served. */
+  tokenService?: {
+    /** The path it answers on. */
+    path: string;
+    /** The key id in the tokens' header. */
+    kid: string;
+    /** The private key file. */
+    keyFile: string;
+    /** Whether this start generated the key. */
+    keyCreated: boolean;
+    /** The certificate file, when one was configured. */
+    certificateFile?: string;
+  };
+  /** The management API; `audience` is set when it also accepts Bearer tokens from our token service. */
+  users?: {
+    /** The path of its routes (`<prefix>/users`). */
+    path: string;
+    /** The audience of the Bearer tokens it accepts. */
+    audience?: string;
+  };
+  /** Set when this start created the first administrator; `password` only when it was generated. */
+  admin?: {
+    /** The administrator's name. */
+    username: string;
+    /** The generated password, to print once. */
+    password?: string;
+  };
+  /** Where the upload `_state` secret comes from. */
+  uploadSecret: {
+    /** From the configuration (`http.secret`) or a file in the key directory. */
+    source: "config" | "file";
+    /** The file, when `source` is `file`. */
+    file?: string;
+    /** Whether this start generated it. */
+    created: boolean;
+  };
+  /** The periodic blob verification (`registrykit.verify`), when on. */
+  verify?: {
+    /** Milliseconds between runs. */
+    intervalMs: number;
+    /** Whether mismatching blobs are quarantined. */
+    quarantine: boolean;
+  };
+}
+
+/** A composed server: one fetch handler for every path. */
+export interface AllInOne {
+  /** Answers every path: the registry, the token service, the management API, 404 elsewhere. */
+  handler: (request: Request) => Promise<Response>;
+  /** Stop the periodic verify (waiting for a run in progress to stop) and release storage resources. */
+  close(): Promise<void>;
+  /** What runs, for a banner or a log line. */
+  info: AllInOneInfo;
+}

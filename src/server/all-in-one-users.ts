@@ -1,0 +1,52 @@
+/**
+ * The management API in the all-in-one server: the first administrator of
+ * an empty user store, and the `<prefix>/users` route, which accepts
+ * `Authorization: Basic` and, with our own token service, its Bearer tokens
+ * for the management audience.
+ *
+ * @module
+ */
+import { createTokenVerifier, type KeyProvider } from "../auth/index.js";
+import type { LogHook } from "../http/log.js";
+import {
+  anyAuthenticator, basicAuthenticator, bearerAuthenticator, bootstrapAdmin, createUserService, storeCredentialCheck,
+  type Authenticator, type UserStore,
+} from "../users/index.js";
+import type { AllInOneInfo } from "./all-in-one-types.js";
+import { pathRoute, type Route } from "./all-in-one-routes.js";
+import type { UsersConfig } from "./config-types.js";
+import { generatePassword } from "./key-material.js";
+
+/** Create the first administrator when `users` is empty; the banner's `admin` entry, with the password only when generated. */
+export async function bootstrapFirstAdmin(users: UserStore, config: UsersConfig): Promise<AllInOneInfo["admin"]> {
+  const password = config.adminPassword ?? generatePassword();
+  const created = await bootstrapAdmin(users, { username: config.adminUsername, password });
+  return created ? { username: created.username, ...(config.adminPassword ? {} : { password }) } : undefined;
+}
+
+/** Who may send Bearer tokens to the management API: our token service's, for this audience. */
+export interface ManagementBearer {
+  /** The `aud` the tokens must carry. */
+  audience: string;
+  /** The `iss` the tokens must carry. */
+  issuer: string;
+  /** Our token service's keys. */
+  keys: KeyProvider;
+}
+
+/** The management API's route, `<prefix>/users` and everything under it. */
+export function usersRoute(config: UsersConfig, users: UserStore, bearer: ManagementBearer | undefined, log: LogHook): Route {
+  let authenticate: Authenticator | undefined;
+  if (bearer) {
+    const verifier = createTokenVerifier({ issuer: bearer.issuer, audience: bearer.audience, keys: bearer.keys });
+    authenticate = anyAuthenticator(
+      basicAuthenticator(storeCredentialCheck(users)),
+      bearerAuthenticator(async (token) => (await verifier.verify(token)).claims, users),
+    );
+  }
+  const service = createUserService({
+    store: users, prefix: config.prefix, selfRegistration: config.selfRegistration, authMode: "db", log,
+    ...(authenticate ? { authenticate } : {}),
+  });
+  return pathRoute(`${config.prefix}/users`, service, true);
+}
