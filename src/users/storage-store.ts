@@ -31,14 +31,21 @@
  * `list` and `countAdmins` read every record: fine for thousands of users,
  * not for millions.
  *
+ * The parts live in `storage-store/`, over one `StoreContext` (context.ts):
+ * `keys.ts` (this layout), `records.ts` (record read/write, listing),
+ * `names.ts` (the name and e-mail indexes), `ids.ts` (the id counter),
+ * `writes.ts` (create, update, delete).
+ *
  * @module
  */
 import { checked, type StorageDriver } from "../storage/driver.js";
-import { toHex } from "../util/bytes.js";
 import { Mutex } from "./lock.js";
-import { legacyUid, type UserRecord } from "./record.js";
-import { MAX_USER_ID, UserStoreError, fold, type NewUser, type UserPatch, type UserQuery, type UserPage, type UserStore } from "./store.js";
-import { applyPatch, checkLastAdmin, matches, pageOf } from "./store-rules.js";
+import type { UserStore } from "./store.js";
+import type { StoreContext } from "./storage-store/context.js";
+import { userKeys } from "./storage-store/keys.js";
+import { byEmail, byName } from "./storage-store/names.js";
+import { countAdmins, listUsers, readRecord } from "./storage-store/records.js";
+import { createUser, deleteUser, updateUser } from "./storage-store/writes.js";
 
 /** Options for {@link storageUserStore}. */
 export interface StorageUserStoreOptions {
@@ -48,217 +55,28 @@ export interface StorageUserStoreOptions {
   now?: () => Date;
 }
 
+/** One lock per driver object, shared by every store built on it in this process. */
 const locks = new WeakMap<StorageDriver, Mutex>();
-const SAFE_KEY_TEXT = /^[a-z0-9._@+=-]+$/;
 
 /** Create a user store persisted on `driver` (wrapped with `checked` here). */
 export function storageUserStore(driver: StorageDriver, options: StorageUserStoreOptions = {}): UserStore {
-  let lock = locks.get(driver);
-  if (!lock) locks.set(driver, (lock = new Mutex()));
-  const mutex = lock;
-  const storage = checked(driver);
-  const prefix = options.prefix ?? "_users";
-  const now = options.now ?? (() => new Date());
-  const encoder = new TextEncoder();
-
-  const recordKey = (id: number) => `${prefix}/by-id/${String(id).padStart(10, "0")}.json`;
-  const nameKey = (username: string) => `${prefix}/by-name/${keyText(username)}`;
-  const emailKey = (email: string) => `${prefix}/by-email/${keyText(email)}`;
-  const nextIdKey = `${prefix}/next-id`;
-
-  function keyText(text: string): string {
-    const folded = fold(text);
-    if (SAFE_KEY_TEXT.test(folded) && folded !== "." && folded !== "..") return folded;
-    return "X" + toHex(encoder.encode(folded));
-  }
-
-  async function readText(key: string): Promise<string | undefined> {
-    const stream = await storage.read(key);
-    return stream && (await new Response(stream).text());
-  }
-
-  async function writeText(key: string, text: string): Promise<void> {
-    await storage.write(key, encoder.encode(text));
-  }
-
-  /** A user known to exist (the last record read), whose reads a name lookup that misses repeats. */
-  let decoyId = 1;
-
-  async function readRecord(id: number): Promise<UserRecord | undefined> {
-    if (!validId(id)) return undefined;
-    const text = await readText(recordKey(id));
-    if (text === undefined) return undefined;
-    const record = parseRecord(text);
-    if (!record || record.id !== id) throw new Error(`user record ${id} in storage is corrupt`);
-    decoyId = id;
-    return record;
-  }
-
-  /** Follow an index entry to its record, ignoring stale entries. */
-  async function viaIndex(key: string, owns: (record: UserRecord) => boolean): Promise<UserRecord | undefined> {
-    const text = await readText(key);
-    if (text === undefined || !/^[0-9]{1,10}$/.test(text)) return undefined;
-    const record = await readRecord(Number(text));
-    return record && owns(record) ? record : undefined;
-  }
-
-  /**
-   * A name lookup that misses reads an existing user's record and name index
-   * entry, which a hit reads too: otherwise a refused sign-in for an unknown
-   * name (one read of a missing key) answers sooner than for a known name
-   * with a wrong password (two reads and a parse), telling names apart.
-   */
-  async function byName(username: string): Promise<UserRecord | undefined> {
-    const record = await viaIndex(nameKey(username), (r) => fold(r.username) === fold(username));
-    if (record) return record;
-    const decoy = await readRecord(decoyId).catch(() => undefined);
-    if (decoy) await readText(nameKey(decoy.username)).catch(() => undefined);
-    return undefined;
-  }
-  const byEmail = async (email: string) =>
-    email === "" ? undefined : viaIndex(emailKey(email), (r) => r.email !== "" && fold(r.email) === fold(email));
-
-  async function allIds(): Promise<number[]> {
-    const ids: number[] = [];
-    let after: string | undefined;
-    for (;;) {
-      const page = await storage.list(`${prefix}/by-id`, after === undefined ? { limit: 1000 } : { after, limit: 1000 });
-      for (const key of page.keys) {
-        const match = /\/([0-9]{10})\.json$/.exec(key);
-        if (match?.[1]) ids.push(Number(match[1]));
-      }
-      if (!page.truncated || page.keys.length === 0) break;
-      after = page.keys[page.keys.length - 1];
-    }
-    return ids.sort((a, b) => a - b);
-  }
-
-  async function readMany(ids: number[]): Promise<UserRecord[]> {
-    const records = await Promise.all(ids.map(readRecord));
-    return records.filter((r): r is UserRecord => r !== undefined);
-  }
-
-  async function admins(): Promise<number> {
-    return (await readMany(await allIds())).filter((r) => r.sysadmin).length;
-  }
-
-  async function allocateId(): Promise<number> {
-    const text = await readText(nextIdKey);
-    let id: number;
-    if (text !== undefined && /^[0-9]{1,10}$/.test(text)) id = Number(text);
-    else id = ((await allIds()).at(-1) ?? 0) + 1;
-    if (id > MAX_USER_ID) throw new UserStoreError("full", "no user id is left");
-    await writeText(nextIdKey, String(id + 1)); // before anything else: an id is never handed out twice
-    return id;
-  }
-
-  /** Delete an index entry only while it still points at `id`. */
-  async function release(key: string, id: number): Promise<void> {
-    if ((await readText(key)) === String(id)) await storage.delete(key);
-  }
-
-  return {
-    getById: readRecord,
-    getByUsername: byName,
-    getByEmail: byEmail,
-
-    async list(query: UserQuery = {}): Promise<UserPage> {
-      const ids = await allIds();
-      if (query.username === undefined && query.email === undefined) {
-        const page = pageOf(ids.map((id) => ({ id }) as UserRecord), query);
-        return { users: await readMany(page.users.map((u) => u.id)), total: page.total };
-      }
-      return pageOf((await readMany(ids)).filter((u) => matches(u, query)), query);
-    },
-
-    create: (user: NewUser) =>
-      mutex.run(async () => {
-        if (await byName(user.username)) throw new UserStoreError("duplicate_username", "user name is taken");
-        if (await byEmail(user.email)) throw new UserStoreError("duplicate_email", "e-mail address is taken");
-        const id = await allocateId();
-        const time = now().toISOString();
-        const record: UserRecord = {
-          id,
-          uid: crypto.randomUUID(),
-          credentialVersion: 0,
-          username: user.username,
-          email: user.email,
-          realname: user.realname,
-          comment: user.comment,
-          sysadmin: user.sysadmin,
-          passwordHash: user.passwordHash,
-          createdAt: time,
-          updatedAt: time,
-        };
-        await writeText(nameKey(user.username), String(id));
-        if (user.email !== "") await writeText(emailKey(user.email), String(id));
-        await writeText(recordKey(id), JSON.stringify(record));
-        return record;
-      }),
-
-    update: (id: number, patch: UserPatch) =>
-      mutex.run(async () => {
-        const current = await readRecord(id);
-        if (!current) throw new UserStoreError("not_found", "no such user");
-        const emailChanges = patch.email !== undefined && fold(patch.email) !== fold(current.email);
-        if (emailChanges && patch.email !== undefined) {
-          const owner = await byEmail(patch.email);
-          if (owner && owner.id !== id) throw new UserStoreError("duplicate_email", "e-mail address is taken");
-        }
-        if (patch.sysadmin === false && current.sysadmin) checkLastAdmin(current, true, await admins());
-        const next = applyPatch(current, patch, now().toISOString());
-        if (emailChanges && next.email !== "") await writeText(emailKey(next.email), String(id));
-        await writeText(recordKey(id), JSON.stringify(next));
-        if (emailChanges && current.email !== "") await release(emailKey(current.email), id);
-        return next;
-      }),
-
-    delete: (id: number) =>
-      mutex.run(async () => {
-        const current = await readRecord(id);
-        if (!current) throw new UserStoreError("not_found", "no such user");
-        if (current.sysadmin) checkLastAdmin(current, true, await admins());
-        await storage.delete(recordKey(id));
-        await release(nameKey(current.username), id);
-        if (current.email !== "") await release(emailKey(current.email), id);
-      }),
-
-    countAdmins: admins,
+  let mutex = locks.get(driver);
+  if (!mutex) locks.set(driver, (mutex = new Mutex()));
+  const ctx: StoreContext = {
+    storage: checked(driver),
+    keys: userKeys(options.prefix ?? "_users"),
+    now: options.now ?? (() => new Date()),
+    mutex,
+    decoyId: 1,
   };
-}
-
-function validId(id: number): boolean {
-  return Number.isSafeInteger(id) && id >= 1 && id <= MAX_USER_ID;
-}
-
-function parseRecord(text: string): UserRecord | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== "object" || value === null) return undefined;
-  const v = value as Record<string, unknown>;
-  const strings = ["username", "email", "realname", "comment", "passwordHash", "createdAt", "updatedAt"] as const;
-  if (typeof v.id !== "number" || typeof v.sysadmin !== "boolean") return undefined;
-  for (const field of strings) if (typeof v[field] !== "string") return undefined;
-  // Records written before uid and credentialVersion existed load with a derived uid and version 0.
-  const uid = v.uid === undefined ? legacyUid(v.id, v.createdAt as string) : v.uid;
-  const credentialVersion = v.credentialVersion ?? 0;
-  if (typeof uid !== "string" || uid === "") return undefined;
-  if (!Number.isSafeInteger(credentialVersion) || (credentialVersion as number) < 0) return undefined;
   return {
-    id: v.id,
-    uid,
-    credentialVersion: credentialVersion as number,
-    username: v.username as string,
-    email: v.email as string,
-    realname: v.realname as string,
-    comment: v.comment as string,
-    sysadmin: v.sysadmin,
-    passwordHash: v.passwordHash as string,
-    createdAt: v.createdAt as string,
-    updatedAt: v.updatedAt as string,
+    getById: (id) => readRecord(ctx, id),
+    getByUsername: (username) => byName(ctx, username),
+    getByEmail: (email) => byEmail(ctx, email),
+    list: (query) => listUsers(ctx, query),
+    create: (user) => ctx.mutex.run(() => createUser(ctx, user)),
+    update: (id, patch) => ctx.mutex.run(() => updateUser(ctx, id, patch)),
+    delete: (id) => ctx.mutex.run(() => deleteUser(ctx, id)),
+    countAdmins: () => countAdmins(ctx),
   };
 }
