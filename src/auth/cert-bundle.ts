@@ -8,7 +8,7 @@
 import { AuthError, JwtError } from "./errors.js";
 import { equalBytes, fromB64, toArrayBuffer } from "../util/bytes.js";
 import type { JwtHeader } from "./jwt.js";
-import { parsePem } from "./pem.js";
+import { verificationKeysFromPem } from "./keys.js";
 import { VerificationKey } from "./public-key.js";
 import { x509, type X509 } from "./x509.js";
 
@@ -45,16 +45,7 @@ export function trustStoreFromKeys(keys: readonly VerificationKey[]): TrustStore
  * `kid` but anchor no chain). Throws when nothing usable is found.
  */
 export async function parseCertBundle(pem: string): Promise<TrustStore> {
-  const { X509Certificate } = await x509();
-  const keys: VerificationKey[] = [];
-  for (const block of parsePem(pem)) {
-    if (block.label === "CERTIFICATE") {
-      const cert = new X509Certificate(toArrayBuffer(block.der));
-      keys.push(await VerificationKey.fromSpki(new Uint8Array(cert.publicKey.rawData), cert));
-    } else if (block.label === "PUBLIC KEY") {
-      keys.push(await VerificationKey.fromSpki(block.der));
-    }
-  }
+  const keys = await verificationKeysFromPem(pem);
   if (keys.length === 0) throw new AuthError("invalid_key", "root certificate bundle holds no CERTIFICATE (or PUBLIC KEY) block");
   return trustStoreFromKeys(keys);
 }

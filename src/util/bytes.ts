@@ -77,6 +77,17 @@ export function fromB64(text: string): Uint8Array {
   return base64.parse(text, { loose: true });
 }
 
+/** The chunks one after another in one new array; `size` is their total length when the caller has counted it. */
+export function concatBytes(chunks: readonly Uint8Array[], size = chunks.reduce((n, c) => n + c.byteLength, 0)): Uint8Array {
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
+}
+
 /** A fresh `Uint8Array` view as an `ArrayBuffer`-backed copy, for WebCrypto calls. */
 export function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
   return bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { concatBytes } from "./bytes.js";
 
 /**
  * Release a body that will not be read (e.g. an append refused with
@@ -53,11 +54,5 @@ export async function readAll(
     reader.releaseLock();
   }
   if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
+  return concatBytes(chunks, size);
 }

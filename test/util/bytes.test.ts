@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { b64, b64url, fromB64, fromB64url, fromHex, toHex } from "../../src/util/bytes.js";
+import { b64, b64url, concatBytes, fromB64, fromB64url, fromHex, toHex } from "../../src/util/bytes.js";
 
 describe("util/bytes", () => {
   it("hex matches Buffer and round-trips", () => {
@@ -26,6 +26,16 @@ describe("util/bytes", () => {
         expect(b64url(bytes)).toBe(Buffer.from(bytes).toString("base64url"));
         expect(fromB64(b64(bytes))).toEqual(bytes);
         expect(fromB64url(b64url(bytes))).toEqual(bytes);
+      }),
+    );
+  });
+
+  it("concatBytes matches Buffer.concat, with or without the size given", () => {
+    fc.assert(
+      fc.property(fc.array(fc.uint8Array({ maxLength: 40 }), { maxLength: 8 }), (chunks) => {
+        const whole = new Uint8Array(Buffer.concat(chunks));
+        expect(concatBytes(chunks)).toEqual(whole);
+        expect(concatBytes(chunks, whole.length)).toEqual(whole);
       }),
     );
   });

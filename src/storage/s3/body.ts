@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { concatBytes } from "../../util/bytes.js";
 import { StorageError, type StorageBody } from "../driver.js";
 import type { ReplayableBody } from "./client.js";
 
@@ -226,13 +227,7 @@ export function pieceBody(piece: Piece, contiguous: boolean): ReplayableBody {
 const STREAM_SLICE = 4 * 1024 * 1024;
 
 export function concat(piece: Piece): Uint8Array {
-  const out = new Uint8Array(piece.length);
-  let offset = 0;
-  for (const chunk of piece.chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
+  return concatBytes(piece.chunks, piece.length);
 }
 
 /** A stream over `sources` one after the other, each opened only when the previous one ends. */
