@@ -5,9 +5,10 @@
  */
 import type { IncomingMessage } from "node:http";
 import type { TLSSocket } from "node:tls";
-import { markInMemoryReader } from "../http/in-memory-response.js";
 import { incomingBody } from "./body.js";
 import { parseHost } from "./host.js";
+import { lightRequest } from "./light-request.js";
+import { NodeRequest } from "./node-request.js";
 
 /** How {@link toRequest} builds the request URL. */
 export interface RequestOptions {
@@ -68,27 +69,6 @@ export function toRequest(
   return new NodeRequest(url, init, signal);
 }
 
-/**
- * The `Request` handlers get from the adapter: a real `Request` whose
- * `signal` is the adapter's own (aborted when the client goes away).
- *
- * Why not `new Request(url, { signal })`: undici makes every request follow
- * the given signal through an event listener, `setMaxListeners` and a
- * finalization registry, which costs about 15 µs, more than the rest of the
- * constructor; a small request spends a tenth of its time there. A copy made
- * with `new Request(request)` or `request.clone()` gets a signal of its own
- * that does not follow the client.
- */
-class NodeRequest extends Request {
-  constructor(url: string, init: RequestInit, signal: AbortSignal | (() => AbortSignal)) {
-    super(url, init);
-    if (typeof signal === "function") Object.defineProperty(this, "signal", { get: signal, enumerable: false });
-    else Object.defineProperty(this, "signal", { value: signal, enumerable: false });
-    // writeResponse takes in-memory bodies directly (see in-memory-response.ts).
-    markInMemoryReader(this);
-  }
-}
-
 /** The absolute URL of `req`: scheme from the socket, authority from Host (or forwarded headers). */
 export function requestUrl(req: IncomingMessage, options: RequestOptions = {}): string {
   let scheme = (req.socket as TLSSocket | undefined)?.encrypted ? "https" : "http";
@@ -127,83 +107,4 @@ function firstValue(value: string | string[] | undefined): string | undefined {
   const joined = Array.isArray(value) ? value.join(",") : value;
   const first = joined?.split(",")[0]?.trim();
   return first ? first : undefined;
-}
-
-interface LightState {
-  method: string;
-  url: string;
-  pairs: [string, string][];
-  headers?: Headers;
-  signal: () => AbortSignal;
-  real?: Request;
-}
-
-const STATE = Symbol("registry-kit.lightRequest");
-
-/**
- * A request without a body for a handler that reads only its basics
- * (`readsRequestBasics`: registry-kit's registry, token service and
- * all-in-one server). `method`, `url`, `headers` (a `Headers` made on first
- * read), `signal` and `body` (null) are answered directly; every other member
- * of `Request` is taken from a real one made on first use. It is
- * `instanceof Request`, but undici's `new Request(request)` and
- * `fetch(request)` read internal slots it does not have: that is why only
- * marked handlers get one. Why at all: a real `Request` costs about a tenth
- * of a small request's CPU (undici makes an `AbortSignal` for each).
- */
-class LightRequest {
-  readonly [STATE]: LightState;
-  constructor(state: LightState) {
-    this[STATE] = state;
-  }
-  get method(): string {
-    return this[STATE].method;
-  }
-  get url(): string {
-    return this[STATE].url;
-  }
-  get headers(): Headers {
-    const state = this[STATE];
-    return (state.headers ??= new Headers(state.pairs));
-  }
-  get signal(): AbortSignal {
-    return this[STATE].signal();
-  }
-  get body(): null {
-    return null;
-  }
-  get bodyUsed(): boolean {
-    return this[STATE].real?.bodyUsed ?? false;
-  }
-}
-
-function realRequest(light: LightRequest): Request {
-  const state = light[STATE];
-  return (state.real ??= new NodeRequest(state.url, { method: state.method, headers: light.headers }, state.signal));
-}
-
-// Everything else of Request.prototype (cache, mode, clone(), text(), inspect, …) from the real request.
-Object.setPrototypeOf(LightRequest.prototype, Request.prototype);
-for (const key of Reflect.ownKeys(Request.prototype)) {
-  if (key === "constructor" || Object.prototype.hasOwnProperty.call(LightRequest.prototype, key)) continue;
-  const descriptor = Object.getOwnPropertyDescriptor(Request.prototype, key)!;
-  if (descriptor.get) {
-    const get = descriptor.get;
-    Object.defineProperty(LightRequest.prototype, key, { configurable: true, get(this: LightRequest) { return get.call(realRequest(this)); } });
-  } else if (typeof descriptor.value === "function") {
-    const method = descriptor.value as (...args: unknown[]) => unknown;
-    Object.defineProperty(LightRequest.prototype, key, {
-      configurable: true,
-      writable: true,
-      value(this: LightRequest, ...args: unknown[]) {
-        return method.apply(realRequest(this), args);
-      },
-    });
-  }
-}
-
-function lightRequest(state: LightState): Request {
-  const request = new LightRequest(state) as unknown as Request;
-  markInMemoryReader(request);
-  return request;
 }

@@ -73,6 +73,20 @@ describe("light requests", () => {
     expect(withBody.constructor.name).not.toBe("LightRequest");
   });
 
+  it("leave Request.prototype as it was", async () => {
+    const members = (): string[] =>
+      Reflect.ownKeys(Request.prototype).map((key) => {
+        const d = Object.getOwnPropertyDescriptor(Request.prototype, key)!;
+        return `${String(key)}:${String(d.get ?? d.value)}`;
+      });
+    const before = members();
+    const light = await seen(readsRequestBasics(async () => new Response("ok")));
+    expect(light.constructor.name).toBe("LightRequest");
+    expect(light.cache).toBe("default");
+    expect(members()).toEqual(before);
+    expect(Object.getPrototypeOf(Request.prototype)).toBe(Object.prototype);
+  });
+
   it("registry-kit marks its registry (with its own authorizers only) and its token service", () => {
     const storage = memoryStorage();
     expect(onlyReadsRequestBasics(createRegistry({ storage, uploadSecret: "s" }))).toBe(true);
