@@ -59,9 +59,12 @@ export default defineConfig({
           exclude: [...SYSTEM, ...INTEROP],
           setupFiles: ["test/setup/hermetic.ts"],
           // Both cores: vitest's default (cores - 1) runs one file at a time on 2.
-          // Files stay isolated: test/users/helpers.ts and others keep per-file
-          // state in modules (isolate: false saved ~15 s of CPU but broke that).
           maxWorkers: 2,
+          // The files of a worker share one module graph: src/ is imported once
+          // a worker, not once a file (~15 s of CPU). So no test helper may keep
+          // state at module level across files (test/users/helpers.ts makes a
+          // leak ledger per file); hermetic.ts still runs before every file.
+          isolate: false,
           testTimeout: 30_000,
           sequence: { groupOrder: 0 },
         },

@@ -2,7 +2,8 @@
  * Setup file of the `unit` project: keeps it hermetic. Starting a child
  * process or listening on a socket throws, so a test that needs either fails
  * here instead of slowing every run down; list it under SYSTEM in
- * vitest.config.ts. Runs in each test worker only, not in vitest itself.
+ * vitest.config.ts. Runs in the test workers (not in vitest itself), before
+ * every file: with `isolate: false` the patched modules are shared, and stay so.
  */
 import childProcess from "node:child_process";
 import { syncBuiltinESMExports } from "node:module";
