@@ -1,4 +1,5 @@
 /** Shared fixtures for the auth tests: keys, raw token builders, constants. */
+import { expect } from "vitest";
 import { b64url, toArrayBuffer, utf8 } from "../../src/util/bytes.js";
 import { generatedKeys, VerificationKey, type GeneratedKeyProvider, type KeyPem } from "../../src/auth/index.js";
 
@@ -14,11 +15,14 @@ export interface Signer {
   privateKey: CryptoKey;
 }
 
+// Keyed by test file too: with `isolate: false` this module is shared by the
+// files of a worker, and two files' labels must still name two keys.
 const cache = new Map<string, Promise<Signer>>();
 
-/** A generated key with a self-signed certificate; memoised per label so a test file makes few keys. */
+/** A generated key with a self-signed certificate; memoised per test file and label so a test file makes few keys. */
 export function signer(label: string, alg: "RS256" | "ES256" | "PS256" | "EdDSA" = "RS256"): Promise<Signer> {
-  let p = cache.get(`${label}/${alg}`);
+  const id = `${expect.getState().testPath ?? ""}:${label}/${alg}`;
+  let p = cache.get(id);
   if (!p) {
     p = (async () => {
       const keys = generatedKeys({ alg });
@@ -27,7 +31,7 @@ export function signer(label: string, alg: "RS256" | "ES256" | "PS256" | "EdDSA"
       const sk = await keys.signingKey();
       return { keys, pem, vk: vk!, privateKey: sk.key };
     })();
-    cache.set(`${label}/${alg}`, p);
+    cache.set(id, p);
   }
   return p;
 }
