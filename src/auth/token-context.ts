@@ -55,15 +55,15 @@ export type Fail = (status: number, error: string, details: string, headers?: He
 export const NO_STORE = { "cache-control": "no-store", pragma: "no-cache" };
 
 /**
- * The error answer to a request made with `method`: `{error, details}` (what
- * Docker clients and skopeo print); OAuth2 POST answers also carry RFC 6749's
- * `error_description`.
+ * The error answer to `request`: `{error, details}` (what Docker clients and
+ * skopeo print); OAuth2 POST answers also carry RFC 6749's `error_description`.
+ * Given the request, the answer can take its adapter's in-memory lane.
  */
-export function failFor(method: string): Fail {
-  const oauth = method === "POST";
+export function failFor(request: Request): Fail {
+  const oauth = request.method.toUpperCase() === "POST";
   return (status, error, details, extra) => {
     const headers = new Headers(extra);
     for (const [k, v] of Object.entries(NO_STORE)) headers.set(k, v);
-    return json(oauth ? { error, error_description: details, details } : { error, details }, status, headers);
+    return json(oauth ? { error, error_description: details, details } : { error, details }, status, headers, request);
   };
 }

@@ -27,9 +27,13 @@ export interface TokenResponseBody {
   refresh_token?: string;
 }
 
-/** Sign the tokens `caller` is granted for `req` and answer 200 with {@link TokenResponseBody}. */
+/**
+ * Sign the tokens `caller` is granted for `req` and answer `request` with 200
+ * and {@link TokenResponseBody} (in the adapter's in-memory lane).
+ */
 export async function issueToken(
   ctx: TokenServiceContext,
+  request: Request,
   req: TokenRequest,
   caller: Principal | undefined,
   service: string,
@@ -61,7 +65,7 @@ export async function issueToken(
     granted: granted.length,
     clientId: req.clientId,
   });
-  return json(body, 200, NO_STORE);
+  return json(body, 200, NO_STORE, request);
 }
 
 /** A refresh token for `caller`: audience the issuer, bound to the caller's `uid` and credential version. */

@@ -83,13 +83,13 @@ export function createTokenService(options: TokenServiceOptions): (request: Requ
   // Reads the method, URL, Authorization and the POST form only: the Node adapter may give it a light request.
   return readsRequestBasics(async (request: Request): Promise<Response> => {
     const method = request.method.toUpperCase();
-    const fail = failFor(method);
+    const fail = failFor(request);
     const read = await readTokenRequest(ctx, request, method, fail);
     if (read instanceof Response) return read;
     try {
       const who = await authenticateCaller(ctx, read.req, request, fail);
       if (who instanceof Response) return who;
-      return await issueToken(ctx, read.req, who.caller, read.service);
+      return await issueToken(ctx, request, read.req, who.caller, read.service);
     } catch (e) {
       ctx.log({ level: "error", msg: "token service failure", error: (e as Error)?.message ?? String(e) });
       return fail(500, "server_error", "the token could not be issued");
