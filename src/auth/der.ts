@@ -6,7 +6,7 @@
  * @module
  */
 import { AuthError } from "./errors.js";
-import { toHex } from "../util/bytes.js";
+import { concatBytes, toHex } from "../util/bytes.js";
 
 interface Tlv {
   tag: number;
@@ -116,21 +116,11 @@ function tlv(tag: number, content: Uint8Array): Uint8Array {
   return out;
 }
 
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
 /** Wrap a PKCS#1 `RSA PRIVATE KEY` as a PKCS#8 `PRIVATE KEY` (what WebCrypto imports). */
 export function pkcs1ToPkcs8(pkcs1: Uint8Array): Uint8Array {
   const version = Uint8Array.of(0x02, 0x01, 0x00);
   const algId = Uint8Array.of(0x30, 0x0d, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01, 0x05, 0x00);
-  return tlv(0x30, concat(version, algId, tlv(0x04, pkcs1)));
+  return tlv(0x30, concatBytes([version, algId, tlv(0x04, pkcs1)]));
 }
 
 /** Wrap a SEC1 `EC PRIVATE KEY` (which must name its curve) as PKCS#8. */
@@ -141,6 +131,6 @@ export function sec1ToPkcs8(sec1: Uint8Array): Uint8Array {
   const curveOid = readTlv(sec1, params.start);
   if (curveOid.tag !== 0x06) throw new AuthError("invalid_key", "EC PRIVATE KEY with explicit curve parameters is not supported");
   const oidBytes = sec1.subarray(params.start, curveOid.end);
-  const algId = tlv(0x30, concat(Uint8Array.of(0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01), oidBytes));
-  return tlv(0x30, concat(Uint8Array.of(0x02, 0x01, 0x00), algId, tlv(0x04, sec1)));
+  const algId = tlv(0x30, concatBytes([Uint8Array.of(0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01), oidBytes]));
+  return tlv(0x30, concatBytes([Uint8Array.of(0x02, 0x01, 0x00), algId, tlv(0x04, sec1)]));
 }
