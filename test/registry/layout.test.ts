@@ -106,6 +106,8 @@ describe("parseKey", () => {
       "catalog/4150500", // upper-case name
       "catalog/61+/70", // split where catalogEntry does not split
       "catalog/zz",
+      "catalog/ff", // a byte no name has (and not UTF-8)
+      "catalog/c3a9", // UTF-8 "é": names are ASCII
       `quarantine/sha256/${d}/stamp/other`,
       `quarantine/sha256/${d}/a b/data`,
       "users/alice.json",
