@@ -5,6 +5,7 @@
  */
 import type { ServerResponse } from "node:http";
 import { takeInMemoryBody } from "../http/in-memory-response.js";
+import { concatBytes } from "../util/bytes.js";
 
 /**
  * Write `response` to `res`: status, headers (every `Set-Cookie` line kept),
@@ -100,14 +101,7 @@ async function readSmall(body: ReadableStream<Uint8Array>): Promise<Uint8Array> 
     chunks.push(value);
     total += value.byteLength;
   }
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
+  return chunks.length === 1 ? chunks[0]! : concatBytes(chunks, total);
 }
 
 function writeHead(res: ServerResponse, response: Response, raw: string[]): void {

@@ -6,7 +6,7 @@
  */
 import type { UserRecord } from "./record.js";
 import { MAX_USER_ID, UserStoreError, fold, type NewUser, type UserPatch, type UserQuery, type UserPage, type UserStore } from "./store.js";
-import { applyPatch, checkLastAdmin, matches, pageOf } from "./store-rules.js";
+import { applyPatch, checkLastAdmin, matches, newRecord, pageOf } from "./store-rules.js";
 
 /** Options for {@link memoryUserStore}. */
 export interface MemoryUserStoreOptions {
@@ -54,7 +54,7 @@ export function memoryUserStore(options: MemoryUserStoreOptions = {}): UserStore
       if (byEmail(user.email)) throw new UserStoreError("duplicate_email", "e-mail address is taken");
       if (nextId > MAX_USER_ID) throw new UserStoreError("full", "no user id is left");
       const time = now().toISOString();
-      const record: UserRecord = { ...pickNew(user), id: nextId++, uid: crypto.randomUUID(), credentialVersion: 0, createdAt: time, updatedAt: time };
+      const record = newRecord(user, nextId++, time);
       users.set(record.id, record);
       return { ...record };
     },
@@ -79,16 +79,5 @@ export function memoryUserStore(options: MemoryUserStoreOptions = {}): UserStore
     async countAdmins() {
       return admins();
     },
-  };
-}
-
-function pickNew(user: NewUser): NewUser {
-  return {
-    username: user.username,
-    email: user.email,
-    realname: user.realname,
-    comment: user.comment,
-    sysadmin: user.sysadmin,
-    passwordHash: user.passwordHash,
   };
 }

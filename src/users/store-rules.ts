@@ -5,7 +5,7 @@
  * @module
  */
 import type { UserRecord } from "./record.js";
-import { UserStoreError, fold, type UserPage, type UserPatch, type UserQuery } from "./store.js";
+import { UserStoreError, fold, type NewUser, type UserPage, type UserPatch, type UserQuery } from "./store.js";
 
 /** Whether a user matches the filter of a {@link UserQuery}. */
 export function matches(user: UserRecord, query: UserQuery): boolean {
@@ -46,4 +46,25 @@ export function checkLastAdmin(user: UserRecord, removesRole: boolean, adminCoun
   if (removesRole && user.sysadmin && adminCount <= 1) {
     throw new UserStoreError("last_admin", "the last administrator cannot be removed or demoted");
   }
+}
+
+/**
+ * The record of a new user: only the fields of {@link NewUser} (a caller's
+ * extra properties are not stored), a fresh immutable `uid`, credential
+ * version 0, and both times set to `time`.
+ */
+export function newRecord(user: NewUser, id: number, time: string): UserRecord {
+  return {
+    id,
+    uid: crypto.randomUUID(),
+    credentialVersion: 0,
+    username: user.username,
+    email: user.email,
+    realname: user.realname,
+    comment: user.comment,
+    sysadmin: user.sysadmin,
+    passwordHash: user.passwordHash,
+    createdAt: time,
+    updatedAt: time,
+  };
 }

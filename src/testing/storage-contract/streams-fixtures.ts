@@ -5,6 +5,7 @@
  * @module
  */
 import { expect } from "vitest";
+import { concatBytes } from "../../util/bytes.js";
 
 export const MiB = 1024 * 1024;
 export const encoder = new TextEncoder();
@@ -19,13 +20,7 @@ export async function collect(stream: ReadableStream<Uint8Array>): Promise<Uint8
     chunks.push(chunk);
     size += chunk.byteLength;
   }
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
+  return concatBytes(chunks, size);
 }
 
 async function* streamIterator(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {

@@ -8,7 +8,7 @@
  */
 import type { UserRecord } from "../record.js";
 import { UserStoreError, fold, type NewUser, type UserPatch } from "../store.js";
-import { applyPatch, checkLastAdmin } from "../store-rules.js";
+import { applyPatch, checkLastAdmin, newRecord } from "../store-rules.js";
 import type { StoreContext } from "./context.js";
 import { allocateId } from "./ids.js";
 import { byEmail, byName, claim, release } from "./names.js";
@@ -20,19 +20,7 @@ export async function createUser(ctx: StoreContext, user: NewUser): Promise<User
   if (await byEmail(ctx, user.email)) throw new UserStoreError("duplicate_email", "e-mail address is taken");
   const id = await allocateId(ctx);
   const time = ctx.now().toISOString();
-  const record: UserRecord = {
-    id,
-    uid: crypto.randomUUID(),
-    credentialVersion: 0,
-    username: user.username,
-    email: user.email,
-    realname: user.realname,
-    comment: user.comment,
-    sysadmin: user.sysadmin,
-    passwordHash: user.passwordHash,
-    createdAt: time,
-    updatedAt: time,
-  };
+  const record = newRecord(user, id, time);
   await claim(ctx, ctx.keys.name(user.username), id);
   if (user.email !== "") await claim(ctx, ctx.keys.email(user.email), id);
   await writeRecord(ctx, record);
