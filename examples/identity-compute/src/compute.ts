@@ -41,6 +41,7 @@ import {
 import type { TokenRecord } from "./tokens.js";
 import { baseUrl, isoSeconds, normaliseRoot, pathBelow, stableId, type Handler } from "./util.js";
 import { COMPUTE_MAX_MICROVERSION, COMPUTE_MIN_MICROVERSION, computeVersionResponse, computeVersionsResponse } from "./versions.js";
+import { pageByMarker } from "./paging.js";
 
 /** One IP address of a server, as nova lists it under `addresses[network]`. */
 export interface ServerAddress {
@@ -292,21 +293,7 @@ function listServers(
     return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
   });
 
-  const marker = q.get("marker");
-  if (marker !== null) {
-    const i = list.findIndex((s) => s.id === marker);
-    if (i < 0) throw new ComputeError(400, `marker [${marker.slice(0, 64)}] not found`);
-    list = list.slice(i + 1);
-  }
-  let limit = maxLimit;
-  const limitText = q.get("limit");
-  if (limitText !== null) {
-    if (!/^\d{1,9}$/.test(limitText)) throw new ComputeError(400, "limit param must be an integer");
-    limit = Math.min(Number(limitText), maxLimit);
-  }
-  const page = list.slice(0, limit);
-  const next = list.length > limit && page.length > 0 ? page[page.length - 1]!.id : undefined;
-  return { page, next };
+  return pageByMarker(list, q, maxLimit);
 }
 
 function truthy(v: string | null): boolean {

@@ -29,6 +29,7 @@ import { json } from "./http.js";
 import { ComputeError } from "./errors.js";
 import { compareMicroversions, type Microversion } from "./microversion.js";
 import type { TokenRecord } from "./tokens.js";
+import { pageByMarker } from "./paging.js";
 
 /** A flavor (machine size). */
 export interface FlavorRecord {
@@ -206,19 +207,5 @@ function listFlavors(
     return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
   });
 
-  const marker = q.get("marker");
-  if (marker !== null) {
-    const i = list.findIndex((f) => f.id === marker);
-    if (i < 0) throw new ComputeError(400, `marker [${marker.slice(0, 64)}] not found`);
-    list = list.slice(i + 1);
-  }
-  let limit = maxLimit;
-  const limitText = q.get("limit");
-  if (limitText !== null) {
-    if (!/^\d{1,9}$/.test(limitText)) throw new ComputeError(400, "limit param must be an integer");
-    limit = Math.min(Number(limitText), maxLimit);
-  }
-  const page = list.slice(0, limit);
-  const next = list.length > limit && page.length > 0 ? page[page.length - 1]!.id : undefined;
-  return { page, next };
+  return pageByMarker(list, q, maxLimit);
 }
