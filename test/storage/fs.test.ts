@@ -374,7 +374,8 @@ describe("fs driver: the one-writer lock across processes", () => {
       },
     }, { highWaterMark: 0 });
     const appending = store.append("up/data", body, { expectedSize: 3 });
-    await new Promise((r) => setTimeout(r, 30));
+    // Wait until the append holds the lock (not a fixed sleep: a loaded machine may be slow).
+    for (let i = 0; i < 500 && !(await stat(lockOf("up/data")).then(() => true, () => false)); i++) await new Promise((r) => setTimeout(r, 10));
     await expect(other.move("up/data", "blob/data", { expectedSize: 3 })).rejects.toMatchObject({ code: "conflict" });
     release();
     expect(await appending).toBe(4);
