@@ -23,7 +23,7 @@ export interface Challenge {
   error?: ChallengeError;
 }
 
-function quote(value: string): string {
+export function quote(value: string): string {
   return `"${value.replace(/["\\]/g, "\\$&")}"`;
 }
 
@@ -52,10 +52,20 @@ export function challengeDetail(needed: readonly Access[] | undefined): unknown 
  * in-memory fast lane.
  */
 export async function challengeResponse(challenge: Challenge, method = "GET", request?: Request): Promise<Response> {
+  return unauthorizedResponse(formatChallenge(challenge), challenge.needed, method, request);
+}
+
+/**
+ * A 401 with the given `Www-Authenticate` value and the OCI `UNAUTHORIZED`
+ * body of {@link challengeResponse} (for a Bearer or a Basic challenge).
+ */
+export async function unauthorizedResponse(
+  wwwAuthenticate: string, needed: readonly Access[] | undefined, method = "GET", request?: Request,
+): Promise<Response> {
   const head = method.toUpperCase() === "HEAD";
   const response = errorResponse("UNAUTHORIZED", "authentication required", {
-    detail: challengeDetail(challenge.needed),
-    headers: { "Www-Authenticate": formatChallenge(challenge) },
+    detail: challengeDetail(needed),
+    headers: { "Www-Authenticate": wwwAuthenticate },
     ...(head ? {} : { request }),
   });
   if (!head) return response;

@@ -38,6 +38,8 @@ export type { TokenResponseBody, TokenServiceOptions } from "./token-service.js"
 export { aclPolicy, defaultPolicy, defaultRules } from "./policy.js";
 export type { AccessPolicy, AclMatch, AclRule, DefaultPolicyOptions } from "./policy.js";
 export { memoryCredentials } from "./credentials.js";
+export { createBasicAuthorizer, htpasswdCheck } from "./htpasswd.js";
+export type { BasicAuthorizerOptions, HtpasswdCheck } from "./htpasswd.js";
 export type { MemoryCredentials, MemoryUser } from "./credentials.js";
 
 // Keys.

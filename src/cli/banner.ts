@@ -47,6 +47,7 @@ export function bannerLines(url: string, info: AllInOneInfo, version: string, li
     lines.push(`  users API       ${url}${info.users.path}${info.users.audience ? ` (Basic, or Bearer tokens for service "${info.users.audience}")` : ""}`);
   }
   if (info.auth.mode === "none") lines.push("  auth            NONE: anyone who can reach this port can push and pull");
+  else if (info.auth.mode === "htpasswd") lines.push(`  auth            htpasswd ${info.auth.path} (Basic, realm "${info.auth.realm}")`);
   else {
     lines.push(`  auth            token, realm ${info.auth.realm} (service "${info.auth.service}", issuer "${info.auth.issuer}")`);
     if (info.auth.external) lines.push(`                  external token service; trusting ${info.auth.rootCertBundle}`);

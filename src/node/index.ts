@@ -24,3 +24,5 @@ export { ociLayoutStore } from "../client/oci-layout.node.js";
 export { fileCredentialStore } from "../client/credentials-file.node.js";
 export { pemKeysFromFiles, readRootCertBundle, loadTrustStore } from "../auth/keys.node.js";
 export type { PemKeyFiles } from "../auth/keys.node.js";
+export { htpasswdCredentials } from "../auth/htpasswd.node.js";
+export type { HtpasswdCredentialsOptions } from "../auth/htpasswd.node.js";

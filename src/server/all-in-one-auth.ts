@@ -9,8 +9,9 @@
  */
 import { readFile } from "node:fs/promises";
 import {
-  createTokenAuthorizer, createTokenService, defaultPolicy, pemKeys, type Authorizer, type KeyProvider,
+  createBasicAuthorizer, createTokenAuthorizer, createTokenService, defaultPolicy, pemKeys, type Authorizer, type KeyProvider,
 } from "../auth/index.js";
+import { htpasswdCredentials } from "../auth/htpasswd.node.js";
 import { pemKeysFromFiles } from "../auth/keys.node.js";
 import type { LogHook } from "../http/log.js";
 import { storeCredentialCheck, type UserStore } from "../users/index.js";
@@ -58,7 +59,8 @@ export async function loadTokenKeys(own: TokenServiceConfig, keyDirectory: strin
 }
 
 /**
- * The registry's authorizer for `config.auth`, trusting the configured root
+ * The registry's authorizer: Basic auth against `config.htpasswd` (the file
+ * re-read when it changes), or for `config.auth`, trusting the configured root
  * bundle or else our own keys; the realm defaults to our token service on
  * the public URL, the bound `origin`, or the listen address.
  */
@@ -68,6 +70,11 @@ export async function registryAuthorizer(
   origin: string | undefined,
   log: LogHook,
 ): Promise<{ authorize?: Authorizer; info: AllInOneInfo["auth"] }> {
+  if (config.htpasswd) {
+    const { realm, path } = config.htpasswd;
+    const authorize = createBasicAuthorizer({ realm, check: htpasswdCredentials({ path }), log });
+    return { authorize, info: { mode: "htpasswd", realm, path } };
+  }
   if (!config.auth) return { info: { mode: "none" } };
   const realm = config.auth.realm ?? `${config.http.publicUrl ?? origin ?? localOrigin(config)}${config.tokenService?.path ?? "/"}`;
   const bundle = config.auth.rootCertBundle;

@@ -37,6 +37,14 @@ export interface AllInOneInfo {
         mode: "none";
       }
     | {
+        /** Basic auth against an htpasswd file (`auth.htpasswd`). */
+        mode: "htpasswd";
+        /** The realm of the Basic challenge. */
+        realm: string;
+        /** The htpasswd file. */
+        path: string;
+      }
+    | {
         /** Bearer tokens from a token service. */
         mode: "token";
         /** The token endpoint clients are sent to. */

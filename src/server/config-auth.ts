@@ -1,16 +1,37 @@
 /**
- * The `auth.token` section: how the registry checks Bearer tokens. With
- * registry-kit's own token service every key has a default; with an external
- * one all four are required, as in Distribution.
+ * The `auth` section: `auth.token`, how the registry checks Bearer tokens
+ * (with registry-kit's own token service every key has a default; with an
+ * external one all four are required, as in Distribution), or
+ * `auth.htpasswd`, Basic auth against an htpasswd file. As in Distribution,
+ * only one of them.
  *
  * @module
  */
 import type { ConfigReader } from "./config-reader.js";
-import type { TokenAuthConfig, TokenServiceConfig } from "./config-types.js";
+import type { HtpasswdAuthConfig, TokenAuthConfig, TokenServiceConfig } from "./config-types.js";
 import { ConfigError, httpUrl, str } from "./config-values.js";
 
 /** The default token service name (`auth.token.service` and `issuer`). */
 export const DEFAULT_SERVICE = "registry-kit";
+
+/**
+ * `auth.htpasswd` (`realm` and `path`, both required, as in Distribution), or
+ * `undefined` without it. Refused together with `auth.token`: Distribution
+ * runs one access controller (`resolveConfig` also refuses it with an enabled
+ * `registrykit.tokenservice`).
+ */
+export function resolveHtpasswd({ get, opt, named, abs }: ConfigReader): HtpasswdAuthConfig | undefined {
+  if (get("auth.htpasswd") === undefined) return undefined;
+  if (get("auth.token") !== undefined) {
+    throw new ConfigError(named("auth.htpasswd"),
+      "cannot be used together with auth.token: Distribution allows one access controller; keep one of them");
+  }
+  const realm = opt("auth.htpasswd.realm", str);
+  if (realm === undefined) throw new ConfigError(named("auth.htpasswd.realm"), "is required");
+  const file = opt("auth.htpasswd.path", str);
+  if (file === undefined) throw new ConfigError(named("auth.htpasswd.path"), "is required (an htpasswd file of bcrypt hashes, as `htpasswd -B` writes)");
+  return { realm, path: abs(file) };
+}
 
 /** The `auth.token` keys that are set; `undefined` without an `auth.token` section. */
 export function resolveAuth({ doc, get, opt, abs }: ConfigReader): Partial<TokenAuthConfig> | undefined {

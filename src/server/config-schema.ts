@@ -3,7 +3,7 @@
  * `ok`: supported. `any`: supported, free-form below (e.g. header names).
  * `ignored`: a Distribution key registry-kit does not implement; start-up
  * warns and goes on. `refused`: a Distribution key whose silent omission
- * would weaken security or change behaviour (TLS, htpasswd, storage drivers
+ * would weaken security or change behaviour (TLS, storage drivers
  * other than filesystem, inmemory and s3); start-up stops. Keys not listed at all are warned as unknown.
  *
  * @module
@@ -92,7 +92,7 @@ export const SCHEMA: KeySpec = {
       jwks: "ignored",
       signingalgorithms: "ignored",
     },
-    htpasswd: "refused",
+    htpasswd: { realm: "ok", path: "ok" },
     silly: "refused",
   },
   catalog: { maxentries: "ok" },

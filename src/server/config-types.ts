@@ -9,6 +9,14 @@ import type { CliLogLevel } from "./config-values.js";
 import type { UploadsConfig } from "./config-uploads.js";
 import type { VerifyScheduleConfig } from "./config-verify.js";
 
+/** The registry's Basic authentication against an htpasswd file (`auth.htpasswd`). */
+export interface HtpasswdAuthConfig {
+  /** `auth.htpasswd.realm`: the realm of the `Www-Authenticate: Basic` challenge. */
+  realm: string;
+  /** `auth.htpasswd.path`: the htpasswd file (bcrypt hashes only), absolute. */
+  path: string;
+}
+
 /** The registry's token authentication (`auth.token`). */
 export interface TokenAuthConfig {
   /** Token endpoint URL; `undefined` = derived from the listen address once bound. */
@@ -127,6 +135,8 @@ export interface AllInOneConfig {
   };
   /** Token auth for the registry; `undefined` = no authentication at all. */
   auth?: TokenAuthConfig;
+  /** Basic auth against an htpasswd file; never together with `auth`. */
+  htpasswd?: HtpasswdAuthConfig;
   /** Our own token service; `undefined` = not served (an external one, or none). */
   tokenService?: TokenServiceConfig;
   /** The management API; `undefined` = not served. */

@@ -8,7 +8,7 @@
  * @module
  */
 import { parse as parseYaml } from "yaml";
-import { completeAuth, resolveAuth } from "./config-auth.js";
+import { completeAuth, resolveAuth, resolveHtpasswd } from "./config-auth.js";
 import { applyEnvOverrides, isMap } from "./config-env.js";
 import { resolveHttp, resolveListen } from "./config-http.js";
 import { configReader, type ConfigReader } from "./config-reader.js";
@@ -26,7 +26,7 @@ export type { VerifyScheduleConfig } from "./config-verify.js";
 export type { UploadsConfig } from "./config-uploads.js";
 
 export type {
-  AllInOneConfig, ResolveInput, Resolved, S3StorageConfig, TokenAuthConfig, TokenServiceConfig, UsersConfig,
+  AllInOneConfig, HtpasswdAuthConfig, ResolveInput, Resolved, S3StorageConfig, TokenAuthConfig, TokenServiceConfig, UsersConfig,
 } from "./config-types.js";
 
 export { DEFAULT_SERVICE } from "./config-auth.js";
@@ -82,8 +82,13 @@ export function resolveConfig(input: ResolveInput): Resolved {
   const addr = resolveListen(reader);
   const storage = resolveStorage(reader);
   const auth = resolveAuth(reader);
+  const htpasswd = resolveHtpasswd(reader);
   const tokenServiceOn = sectionEnabled(reader, "registrykit.tokenservice");
   const usersOn = sectionEnabled(reader, "registrykit.users");
+  if (htpasswd && tokenServiceOn) {
+    throw new ConfigError(named("auth.htpasswd"),
+      "cannot be used together with registrykit.tokenservice: with htpasswd the registry checks Basic credentials itself; remove one of them");
+  }
   const tokenService = tokenServiceOn ? resolveTokenService(reader) : undefined;
   const fullAuth = completeAuth(auth, tokenService, named);
   const verify = resolveVerifySchedule(get, opt, named);
@@ -98,6 +103,7 @@ export function resolveConfig(input: ResolveInput): Resolved {
       accessLog: !(opt("log.accesslog.disabled", bool) ?? false),
     },
     ...(fullAuth ? { auth: fullAuth } : {}),
+    ...(htpasswd ? { htpasswd } : {}),
     ...(tokenService ? { tokenService } : {}),
     ...(usersOn ? { users: resolveUsers(reader) } : {}),
     keyDirectory: reader.abs(opt("registrykit.keydirectory", str) ?? `${env.REGISTRY_KIT_DATA || "./data"}/keys`),
@@ -105,7 +111,7 @@ export function resolveConfig(input: ResolveInput): Resolved {
     uploads: resolveUploads(opt, named),
   };
   checkPaths(config, named);
-  if (!config.auth) warnings.push("auth: no authentication configured; anyone who can reach the server can push and pull");
+  if (!config.auth && !config.htpasswd) warnings.push("auth: no authentication configured; anyone who can reach the server can push and pull");
   if (config.storage.driver === "inmemory" && config.users) warnings.push("storage.inmemory: users are kept in memory and lost at exit");
   return { config, warnings };
 }

@@ -298,10 +298,34 @@ describe("unknown and unsupported keys", () => {
 
   it.each([
     ["http: {tls: {certificate: /c.pem, key: /k.pem}}", "http.tls"],
-    ["auth: {htpasswd: {realm: r, path: /p}}", "auth.htpasswd"],
     ["auth: {silly: {realm: r, service: s}}", "auth.silly"],
   ])("refuses to start with %s (security would silently change)", (extra, key) => {
     expect(fails(`${MINIMAL}${extra}`).key).toBe(key);
+  });
+});
+
+describe("auth.htpasswd", () => {
+  it("reads realm and path (made absolute), and does not warn about missing auth", () => {
+    const { config, warnings } = resolve(`${MINIMAL}auth: {htpasswd: {realm: basic-realm, path: etc/htpasswd}}`);
+    expect(config.htpasswd).toEqual({ realm: "basic-realm", path: "/srv/app/etc/htpasswd" });
+    expect(config.auth).toBeUndefined();
+    expect(warnings.join("\n")).not.toMatch(/no authentication/);
+  });
+
+  it.each([
+    ["auth: {htpasswd: {path: /p}}", "auth.htpasswd.realm"],
+    ["auth: {htpasswd: {realm: r}}", "auth.htpasswd.path"],
+  ])("requires both keys (%s)", (extra, key) => {
+    expect(fails(`${MINIMAL}${extra}`).key).toBe(key);
+  });
+
+  it("is refused together with auth.token or registrykit.tokenservice (one access controller)", () => {
+    const both = fails(`${MINIMAL}auth: {htpasswd: {realm: r, path: /p}, token: {realm: "http://t/", service: s, issuer: i, rootcertbundle: /b}}`);
+    expect(both.key).toBe("auth.htpasswd");
+    expect(both.message).toMatch(/auth\.token/);
+    const own = fails(`${MINIMAL}auth: {htpasswd: {realm: r, path: /p}}\nregistrykit: {tokenservice: {}}`);
+    expect(own.key).toBe("auth.htpasswd");
+    expect(own.message).toMatch(/registrykit\.tokenservice/);
   });
 });
 

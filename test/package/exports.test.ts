@@ -39,17 +39,17 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
     values: [
       "AuthError", "DEFAULT_ALGORITHMS", "JwtError", "MAX_TOKEN_LENGTH", "MIN_RSA_BITS",
       "VerificationKey", "aclPolicy", "allowAll", "bindingClaims", "challengeResponse", "covers",
-      "createTokenAuthorizer", "createTokenService", "createTokenVerifier", "cryptoKeys",
+      "createBasicAuthorizer", "createTokenAuthorizer", "createTokenService", "createTokenVerifier", "cryptoKeys",
       "decodeJwt", "defaultPolicy", "defaultRules", "formatScope", "generateSigningKeyPem",
-      "generatedKeys", "hmacKeys", "indexAccess", "jwkThumbprint", "libtrustKeyId",
+      "generatedKeys", "hmacKeys", "htpasswdCheck", "indexAccess", "jwkThumbprint", "libtrustKeyId",
       "libtrustKeyIdOf", "matchesBinding", "memoryCredentials", "parseCertBundle", "parseScope",
       "pemKeys", "signJwt", "trustStoreFromKeys", "verifiedTokenOf", "verifyToken",
     ],
     types: [
       "Access", "AccessIndex", "AccessPolicy", "AclMatch", "AclRule", "AuthErrorCode", "Authorizer",
-      "BindingClaims", "Challenge", "ChallengeError", "CredentialCheck", "CryptoKeysOptions",
+      "BasicAuthorizerOptions", "BindingClaims", "Challenge", "ChallengeError", "CredentialCheck", "CryptoKeysOptions",
       "DecodedJwt", "DefaultPolicyOptions", "GenerateKeyOptions", "GeneratedKeyProvider",
-      "HmacKeysOptions", "JwsAlgorithm", "JwtErrorCode", "JwtHeader", "KeyPem", "KeyProvider",
+      "HmacKeysOptions", "HtpasswdCheck", "JwsAlgorithm", "JwtErrorCode", "JwtHeader", "KeyPem", "KeyProvider",
       "MemoryCredentials", "MemoryUser", "PemKeysOptions", "Principal", "SignOptions", "SigningKey",
       "TokenAuthorizerOptions", "TokenClaims", "TokenResponseBody", "TokenServiceOptions",
       "TokenVerifier", "TokenVerifierOptions", "TrustOptions", "TrustStore", "VerifiedToken",
@@ -113,12 +113,12 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
   },
   "./node": {
     values: [
-      "BadRequestError", "createNodeListeners", "fileCredentialStore", "loadTrustStore",
+      "BadRequestError", "createNodeListeners", "fileCredentialStore", "htpasswdCredentials", "loadTrustStore",
       "ociLayoutStore", "parseHost", "pemKeysFromFiles", "readRootCertBundle", "requestUrl", "serve",
       "toNodeListener", "toRequest", "writeResponse",
     ],
     types: [
-      "FetchHandler", "NodeListener", "NodeListenerOptions", "NodeListeners", "PemKeyFiles",
+      "FetchHandler", "HtpasswdCredentialsOptions", "NodeListener", "NodeListenerOptions", "NodeListeners", "PemKeyFiles",
       "RequestOptions", "RunningServer", "ServeOptions",
     ],
   },
@@ -138,7 +138,7 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
       "ConfigError", "createAllInOne", "managementAudience", "parseConfigText", "resolveConfig",
     ],
     types: [
-      "AllInOne", "AllInOneConfig", "AllInOneInfo", "AllInOneOptions", "CliLogLevel", "ResolveInput",
+      "AllInOne", "AllInOneConfig", "AllInOneInfo", "AllInOneOptions", "CliLogLevel", "HtpasswdAuthConfig", "ResolveInput",
       "Resolved", "S3StorageConfig", "TokenAuthConfig", "TokenServiceConfig", "UploadsConfig",
       "UsersConfig", "VerifyScheduleConfig",
     ],

@@ -1,0 +1,116 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import bcrypt from "bcryptjs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createBasicAuthorizer, htpasswdCheck, parseHtpasswd } from "../../src/auth/htpasswd.js";
+import { htpasswdCredentials } from "../../src/auth/htpasswd.node.js";
+
+// `htpasswd -B` writes $2y$; bcryptjs writes $2b$ (the same algorithm). Low cost: test data only.
+const y = (password: string) => bcrypt.hashSync(password, 4).replace(/^\$2b\$/, "$2y$");
+const alice = y("alice-pw");
+const bob = bcrypt.hashSync("bob-pw", 4).replace(/^\$2b\$/, "$2a$");
+const basic = (u: string, p: string) => `Basic ${btoa(`${u}:${p}`)}`;
+
+describe("parseHtpasswd", () => {
+  it("reads user:hash lines, skipping blanks and comments", () => {
+    const users = parseHtpasswd(`# users\n\nalice:${alice}\r\nbob:${bob}\n`);
+    expect([...users.keys()]).toEqual(["alice", "bob"]);
+  });
+
+  it.each([
+    ["alice:{SHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g=", "SHA-1"],
+    ["alice:$apr1$abcdefgh$0123456789012345678901", "MD5"],
+    ["alice:plaintext", "plain"],
+    ["alice:$6$salt$hash", "crypt"],
+  ])("refuses a non-bcrypt hash (%s) naming the line, never the hash", (line, _kind) => {
+    const hash = line.slice("alice:".length);
+    let message = "";
+    try { parseHtpasswd(`# c\n${line}\n`); } catch (e) { message = (e as Error).message; }
+    expect(message).toMatch(/^htpasswd line 2: .*only bcrypt is accepted/);
+    expect(message).not.toContain(hash);
+  });
+
+  it("refuses a line without a colon and a repeated user", () => {
+    expect(() => parseHtpasswd("alice\n")).toThrow(/^htpasswd line 1: expected "user:hash"/);
+    expect(() => parseHtpasswd(`alice:${alice}\nalice:${bob}\n`)).toThrow(/line 2: user "alice" appears twice/);
+  });
+});
+
+describe("htpasswdCheck", () => {
+  const check = htpasswdCheck(`alice:${alice}\nbob:${bob}\n`);
+  it("accepts the right password ($2y$ and $2a$), refuses wrong ones and unknown users", async () => {
+    expect(await check("alice", "alice-pw")).toEqual({ name: "alice", admin: false });
+    expect(await check("bob", "bob-pw")).toEqual({ name: "bob", admin: false });
+    expect(await check("alice", "bob-pw")).toBeUndefined();
+    expect(await check("carol", "alice-pw")).toBeUndefined();
+    expect(await check.lookupUser("bob")).toEqual({ name: "bob", admin: false });
+    expect(await check.lookupUser("carol")).toBeUndefined();
+    expect(await htpasswdCheck("")("alice", "x")).toBeUndefined();
+  });
+});
+
+describe("createBasicAuthorizer", () => {
+  const authorize = createBasicAuthorizer({ realm: "Registry Realm", check: htpasswdCheck(`alice:${alice}\n`) });
+  const needed = [{ type: "repository", name: "a/b", actions: ["pull"] }];
+  const req = (auth?: string, method = "GET") =>
+    new Request("http://r/v2/a/b/tags/list", { method, headers: auth ? { authorization: auth } : {} });
+
+  it("lets a valid user through, with every action", async () => {
+    expect(await authorize(req(basic("alice", "alice-pw")), needed)).toBeUndefined();
+    expect(await authorize(req(basic("alice", "alice-pw")), [])).toBeUndefined();
+  });
+
+  it.each([
+    ["missing", undefined],
+    ["wrong password", basic("alice", "nope")],
+    ["unknown user", basic("carol", "alice-pw")],
+    ["a Bearer token", "Bearer abc"],
+  ])("answers 401 with a Basic challenge and UNAUTHORIZED (%s)", async (_what, auth) => {
+    const res = (await authorize(req(auth), needed))!;
+    expect(res.status).toBe(401);
+    expect(res.headers.get("www-authenticate")).toBe('Basic realm="Registry Realm"');
+    const body = await res.json() as { errors: { code: string; detail: unknown }[] };
+    expect(body.errors[0]!.code).toBe("UNAUTHORIZED");
+    expect(body.errors[0]!.detail).toEqual([{ Type: "repository", Class: "", Name: "a/b", Action: "pull" }]);
+  });
+
+  it("refuses every credential when the check fails, and logs why", async () => {
+    const events: unknown[] = [];
+    const failing = createBasicAuthorizer({ realm: "r", check: async () => { throw new Error("htpasswd line 3: boom"); }, log: (e) => events.push(e) });
+    expect((await failing(req(basic("alice", "alice-pw")), []))!.status).toBe(401);
+    expect(events).toEqual([expect.objectContaining({ level: "error", msg: "credential check failed" })]);
+  });
+});
+
+describe("htpasswdCredentials", () => {
+  let dir: string;
+  beforeAll(async () => { dir = await mkdtemp(join(tmpdir(), "htpasswd-")); });
+  afterAll(async () => { await rm(dir, { recursive: true, force: true }); });
+
+  it("re-reads the file when it changes, at most once per interval", async () => {
+    const path = join(dir, "htpasswd");
+    await writeFile(path, `alice:${alice}\n`);
+    const check = htpasswdCredentials({ path, checkIntervalMs: 0 });
+    expect(await check("alice", "alice-pw")).toBeTruthy();
+    expect(await check("bob", "bob-pw")).toBeUndefined();
+    await writeFile(path, `alice:${alice}\nbob:${bob}\n`);
+    expect(await check("bob", "bob-pw")).toBeTruthy();
+
+    const slow = htpasswdCredentials({ path, checkIntervalMs: 60_000 });
+    expect(await slow("bob", "bob-pw")).toBeTruthy();
+    await writeFile(path, `alice:${alice}\n`);
+    expect(await slow("bob", "bob-pw")).toBeTruthy(); // not checked again within the interval
+    expect(await check("bob", "bob-pw")).toBeUndefined();
+  });
+
+  it("throws for a malformed or unreadable file, naming the line, and recovers once fixed", async () => {
+    const path = join(dir, "bad");
+    await writeFile(path, `alice:${alice}\nbob:{SHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g=\n`);
+    const check = htpasswdCredentials({ path, checkIntervalMs: 0 });
+    await expect(check("alice", "alice-pw")).rejects.toThrow(/line 2: .*only bcrypt/);
+    await expect(htpasswdCredentials({ path: dir, checkIntervalMs: 0 })("alice", "x")).rejects.toThrow(/htpasswd/);
+    await writeFile(path, `alice:${alice}\n`);
+    expect(await check("alice", "alice-pw")).toBeTruthy();
+  });
+});
