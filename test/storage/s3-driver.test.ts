@@ -7,8 +7,8 @@ import { createHash, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { StorageError, checked, type StorageDriver } from "../../src/storage/driver.js";
 import { s3Storage, type S3StorageOptions } from "../../src/storage/s3/index.js";
-import { childText, children, parseXml } from "../../src/storage/s3/xml.js";
-import { freshRoot, useRadosgw } from "./helpers/rgw.js";
+import { children, parseXml } from "../../src/storage/s3/xml.js";
+import { freshRoot, rawKeys, readObject, useRadosgw } from "./helpers/rgw.js";
 
 const MiB = 1024 * 1024;
 const rgw = useRadosgw();
@@ -17,27 +17,7 @@ function driver(root: string, extra: Partial<S3StorageOptions> = {}): StorageDri
   return checked(s3Storage({ ...rgw.options(), rootDirectory: root, ...extra }));
 }
 
-async function readAll(store: StorageDriver, key: string, range?: { offset: number; length?: number }): Promise<Buffer> {
-  const stream = await store.read(key, range);
-  if (!stream) throw new Error(`no object ${key}`);
-  const chunks: Uint8Array[] = [];
-  for await (const chunk of stream as unknown as AsyncIterable<Uint8Array>) chunks.push(chunk);
-  return Buffer.concat(chunks);
-}
 
-/** Every raw key in the bucket under a prefix (parts included). */
-async function rawKeys(prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  let token: string | undefined;
-  do {
-    const query = `list-type=2&prefix=${encodeURIComponent(prefix)}${token ? `&continuation-token=${encodeURIComponent(token)}` : ""}`;
-    const response = await rgw.request("GET", `/${rgw.bucket}?${query}`);
-    const root = parseXml(await response.text());
-    keys.push(...children(root, "Contents").map((c) => childText(c, "Key")!));
-    token = childText(root, "IsTruncated") === "true" ? childText(root, "NextContinuationToken") : undefined;
-  } while (token);
-  return keys;
-}
 
 function sha(data: Uint8Array): string {
   return createHash("sha256").update(data).digest("hex");
@@ -62,21 +42,21 @@ describe("s3 driver (radosgw)", () => {
     expect(await store.write("mp/bytes", data)).toBe(data.byteLength);
     expect(await store.write("mp/stream", chunked(data, 64 * 1024 + 7))).toBe(data.byteLength);
     for (const key of ["mp/bytes", "mp/stream"]) {
-      expect(sha(await readAll(store, key))).toBe(sha(data));
+      expect(sha(await readObject(store, key))).toBe(sha(data));
       expect((await store.stat(key))?.size).toBe(data.byteLength);
       // A multipart object's ETag is "<md5 of part md5s>-<parts>": 3 parts of 5 MiB.
       const head = await rgw.request("HEAD", `/${rgw.bucket}/${root}/${key}`);
       expect(head.headers.get("etag")).toMatch(/-3"?$/);
     }
-    expect(sha(await readAll(store, "mp/stream", { offset: 5 * MiB - 10, length: 5 * MiB + 20 }))).toBe(
+    expect(sha(await readObject(store, "mp/stream", { offset: 5 * MiB - 10, length: 5 * MiB + 20 }))).toBe(
       sha(data.subarray(5 * MiB - 10, 10 * MiB + 10)),
     );
     // Exactly partSize goes as a single PUT.
     const exact = randomBytes(5 * MiB);
     await store.write("mp/exact", chunked(exact, MiB));
-    expect(sha(await readAll(store, "mp/exact"))).toBe(sha(exact));
+    expect(sha(await readObject(store, "mp/exact"))).toBe(sha(exact));
     await store.deletePrefix("mp");
-    expect(await rawKeys(root + "/")).toEqual([]);
+    expect(await rawKeys(rgw, root + "/")).toEqual([]);
   });
 
   it("a failed multipart write leaves the old object and no multipart upload behind", async () => {
@@ -92,7 +72,7 @@ describe("s3 driver (radosgw)", () => {
       },
     });
     await expect(store.write("k", body)).rejects.toSatisfy((e: unknown) => (e as { cause?: unknown }).cause === failure);
-    expect((await readAll(store, "k")).toString()).toBe("old");
+    expect((await readObject(store, "k")).toString()).toBe("old");
     const uploads = await rgw.request("GET", `/${rgw.bucket}?uploads=&prefix=${root}`);
     expect(children(parseXml(await uploads.text()), "Upload")).toHaveLength(0);
   });
@@ -114,16 +94,16 @@ describe("s3 driver (radosgw)", () => {
     const all = Buffer.concat(pieces);
     expect(size).toBe(all.byteLength);
     expect((await store.stat("uploads/u/data"))?.size).toBe(all.byteLength);
-    expect(sha(await readAll(store, "uploads/u/data"))).toBe(sha(all));
+    expect(sha(await readObject(store, "uploads/u/data"))).toBe(sha(all));
     // Ranges that cross part objects.
     for (const [offset, length] of [[99_999, 2], [3_000_000, 6 * MiB], [all.byteLength - 10, 100]] as const) {
-      expect(sha(await readAll(store, "uploads/u/data", { offset, length }))).toBe(sha(all.subarray(offset, offset + length)));
+      expect(sha(await readObject(store, "uploads/u/data", { offset, length }))).toBe(sha(all.subarray(offset, offset + length)));
     }
     expect((await store.list("uploads")).keys).toEqual(["uploads/u/data"]);
     await store.move("uploads/u/data", "blobs/b/data");
-    expect(sha(await readAll(store, "blobs/b/data"))).toBe(sha(all));
+    expect(sha(await readObject(store, "blobs/b/data"))).toBe(sha(all));
     expect(await store.stat("uploads/u/data")).toBeUndefined();
-    expect(await rawKeys(root + "/")).toEqual([`${root}/blobs/b/data`]);
+    expect(await rawKeys(rgw, root + "/")).toEqual([`${root}/blobs/b/data`]);
   });
 
   it("two driver instances (two processes) append alternately to one upload", async () => {
@@ -138,13 +118,13 @@ describe("s3 driver (radosgw)", () => {
       await expect(store.append("up/data", piece, { expectedSize: size + 1 })).rejects.toMatchObject({ code: "conflict" });
       size = await store.append("up/data", piece, { expectedSize: size });
     }
-    expect(sha(await readAll(a, "up/data"))).toBe(sha(Buffer.concat(pieces)));
+    expect(sha(await readObject(a, "up/data"))).toBe(sha(Buffer.concat(pieces)));
     // Racing at one offset from both instances: the writer lock (and If-None-Match on the part) lets exactly one win.
     const results = await Promise.allSettled([a, b, a, b].map((s, i) => s.append("up/data", Buffer.from(`racer${i}`), { expectedSize: size })));
     expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
     for (const r of results) if (r.status === "rejected") expect((r.reason as StorageError).code).toBe("conflict");
     await b.move("up/data", "done/data");
-    const final = await readAll(a, "done/data");
+    const final = await readObject(a, "done/data");
     expect(final.subarray(0, size).equals(Buffer.concat(pieces))).toBe(true);
     expect(final.subarray(size).toString()).toMatch(/^racer\d$/);
   });
@@ -155,7 +135,7 @@ describe("s3 driver (radosgw)", () => {
     const b = driver(root);
     const bodies = Array.from({ length: 6 }, (_, i) => Buffer.from(`<${i}>`));
     await Promise.all(bodies.map((body, i) => (i % 2 ? a : b).append("k", body)));
-    const text = (await readAll(a, "k")).toString();
+    const text = (await readObject(a, "k")).toString();
     expect(text.length).toBe(18);
     for (let i = 0; i < 6; i++) expect(text).toContain(`<${i}>`);
   });
@@ -176,11 +156,11 @@ describe("s3 driver (radosgw)", () => {
     const store = driver(root, { fetch: flaky, retryBaseMs: 5, partSize: 5 * MiB });
     const data = randomBytes(11 * MiB);
     expect(await store.write("big", chunked(data, MiB))).toBe(data.byteLength); // multipart: every part retried once
-    expect(sha(await readAll(store, "big"))).toBe(sha(data));
+    expect(sha(await readObject(store, "big"))).toBe(sha(data));
     expect(await store.append("up", Buffer.from("abc"))).toBe(3);
     expect(await store.append("up", Buffer.from("def"), { expectedSize: 3 })).toBe(6);
     await store.move("up", "moved");
-    expect((await readAll(store, "moved")).toString()).toBe("abcdef");
+    expect((await readObject(store, "moved")).toString()).toBe("abcdef");
     expect((await store.list("big")).keys).toEqual([]);
     expect(await store.stat("up")).toBeUndefined();
     expect(faults).toBeGreaterThan(10);
@@ -215,15 +195,15 @@ describe("s3 driver (radosgw)", () => {
     const data = randomBytes(7 * MiB);
     await store.write("obj", data);
     breaks = 0;
-    expect(sha(await readAll(store, "obj"))).toBe(sha(data));
+    expect(sha(await readObject(store, "obj"))).toBe(sha(data));
     expect(breaks).toBe(2); // broke twice, resumed twice
     breaks = 0;
-    expect(sha(await readAll(store, "obj", { offset: 100, length: 5 * MiB }))).toBe(sha(data.subarray(100, 100 + 5 * MiB)));
+    expect(sha(await readObject(store, "obj", { offset: 100, length: 5 * MiB }))).toBe(sha(data.subarray(100, 100 + 5 * MiB)));
     // An appended object: each part object resumes on its own.
     await store.append("obj-up", data.subarray(0, 3 * MiB));
     await store.append("obj-up", data.subarray(3 * MiB), { expectedSize: 3 * MiB });
     breaks = 0;
-    expect(sha(await readAll(store, "obj-up"))).toBe(sha(data));
+    expect(sha(await readObject(store, "obj-up"))).toBe(sha(data));
     // Resuming needs the same object: a replaced one fails the read.
     breaks = 1;
     const stream = (await store.read("obj"))!;
@@ -280,7 +260,7 @@ describe("s3 driver (radosgw)", () => {
     }
     expect(paged).toEqual(keys);
     await store.deletePrefix("d");
-    expect(await rawKeys(root + "/")).toEqual([]);
+    expect(await rawKeys(rgw, root + "/")).toEqual([]);
   }, 120_000);
 
   it("handles keys with + = @ : in every operation", async () => {
@@ -288,17 +268,17 @@ describe("s3 driver (radosgw)", () => {
     const store = driver(root);
     const key = "x/a+b=c@d:e/sha256:0f+=@";
     await store.write(key, Buffer.from("plain"));
-    expect((await readAll(store, key)).toString()).toBe("plain");
+    expect((await readObject(store, key)).toString()).toBe("plain");
     expect((await store.stat(key))?.size).toBe(5);
     await store.append(key + "-up", Buffer.from("12"));
     await store.append(key + "-up", Buffer.from("34"), { expectedSize: 2 });
     expect((await store.list("x")).keys).toEqual([key, key + "-up"]);
     await store.move(key + "-up", "y/+@:=");
     await store.move(key, "y/+@:=2");
-    expect((await readAll(store, "y/+@:=")).toString()).toBe("1234");
-    expect((await readAll(store, "y/+@:=2")).toString()).toBe("plain");
+    expect((await readObject(store, "y/+@:=")).toString()).toBe("1234");
+    expect((await readObject(store, "y/+@:=2")).toString()).toBe("plain");
     expect((await store.list("y")).keys).toEqual(["y/+@:=", "y/+@:=2"]);
-    expect(await rawKeys(`${root}/y/`)).toEqual([`${root}/y/+@:=`, `${root}/y/+@:=2`]);
+    expect(await rawKeys(rgw, `${root}/y/`)).toEqual([`${root}/y/+@:=`, `${root}/y/+@:=2`]);
     await store.deletePrefix("y");
     expect((await store.list("x")).keys).toEqual([]);
   });
@@ -307,9 +287,9 @@ describe("s3 driver (radosgw)", () => {
     const store = driver(freshRoot("wa"));
     await store.write("k", Buffer.from("written"));
     expect(await store.append("k", Buffer.from("+more"), { expectedSize: 7 })).toBe(12);
-    expect((await readAll(store, "k")).toString()).toBe("written+more");
+    expect((await readObject(store, "k")).toString()).toBe("written+more");
     await store.write("k", Buffer.from("over"));
-    expect((await readAll(store, "k")).toString()).toBe("over");
+    expect((await readObject(store, "k")).toString()).toBe("over");
     await store.delete("k");
     expect(await store.stat("k")).toBeUndefined();
   });

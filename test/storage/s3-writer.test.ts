@@ -9,8 +9,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { checked, type StorageDriver } from "../../src/storage/driver.js";
 import { s3Storage, type S3StorageOptions } from "../../src/storage/s3/index.js";
-import { childText, children, parseXml } from "../../src/storage/s3/xml.js";
-import { freshRoot, useRadosgw } from "./helpers/rgw.js";
+import { freshRoot, rawKeys, readObject, useRadosgw } from "./helpers/rgw.js";
 
 const rgw = useRadosgw();
 
@@ -18,27 +17,7 @@ function driver(root: string, extra: Partial<S3StorageOptions> = {}): StorageDri
   return checked(s3Storage({ ...rgw.options(), rootDirectory: root, ...extra }));
 }
 
-async function readAll(store: StorageDriver, key: string): Promise<Buffer> {
-  const stream = await store.read(key);
-  if (!stream) throw new Error(`no object ${key}`);
-  const chunks: Uint8Array[] = [];
-  for await (const chunk of stream as unknown as AsyncIterable<Uint8Array>) chunks.push(chunk);
-  return Buffer.concat(chunks);
-}
 
-/** Every raw key in the bucket under a prefix (part and lock objects included). */
-async function rawKeys(prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  let token: string | undefined;
-  do {
-    const query = `list-type=2&prefix=${encodeURIComponent(prefix)}${token ? `&continuation-token=${encodeURIComponent(token)}` : ""}`;
-    const response = await rgw.request("GET", `/${rgw.bucket}?${query}`);
-    const root = parseXml(await response.text());
-    keys.push(...children(root, "Contents").map((c) => childText(c, "Key")!));
-    token = childText(root, "IsTruncated") === "true" ? childText(root, "NextContinuationToken") : undefined;
-  } while (token);
-  return keys;
-}
 
 /** Leave a writer lock in the bucket as a crashed process would. */
 async function plantLock(root: string, key: string): Promise<void> {
@@ -120,12 +99,12 @@ describe("s3 driver: one writer, a final move (radosgw)", () => {
     body.open();
     expect(await appending).toBe(3000);
     const both = Buffer.concat([chunk1, chunk2]);
-    expect(sha(await readAll(mover, "up/data"))).toBe(sha(both));
+    expect(sha(await readObject(mover, "up/data"))).toBe(sha(both));
     // The commit that hashed chunk 1 only is refused; one that hashed both goes through.
     await expect(mover.move("up/data", "blobs/x/data", { expectedSize: 1000 })).rejects.toMatchObject({ code: "conflict" });
     await mover.move("up/data", "blobs/x/data", { expectedSize: 3000 });
-    expect(sha(await readAll(mover, "blobs/x/data"))).toBe(sha(both));
-    expect(await rawKeys(root + "/")).toEqual([`${root}/blobs/x/data`]);
+    expect(sha(await readObject(mover, "blobs/x/data"))).toBe(sha(both));
+    expect(await rawKeys(rgw, root + "/")).toEqual([`${root}/blobs/x/data`]);
   });
 
   it("an append started after a move began is refused and nothing of it reaches the moved object", async () => {
@@ -155,14 +134,14 @@ describe("s3 driver: one writer, a final move (radosgw)", () => {
     target.open();
     await moving;
     expect(await unsized).toBe(4);
-    expect((await readAll(appender, "up/data")).toString()).toBe("late");
+    expect((await readObject(appender, "up/data")).toString()).toBe("late");
     await appender.delete("up/data");
     // After the move: the source is gone; continuing it is refused and creates nothing.
     await expect(appender.append("up/data", randomBytes(500), { expectedSize: 1000, create: false })).rejects.toMatchObject({ code: "conflict" });
     await expect(appender.append("up/data", randomBytes(500), { create: false })).rejects.toMatchObject({ code: "conflict" });
     expect(await appender.stat("up/data")).toBeUndefined();
-    expect(sha(await readAll(appender, "blobs/y/data"))).toBe(sha(chunk1));
-    expect(await rawKeys(root + "/")).toEqual([`${root}/blobs/y/data`]);
+    expect(sha(await readObject(appender, "blobs/y/data"))).toBe(sha(chunk1));
+    expect(await rawKeys(rgw, root + "/")).toEqual([`${root}/blobs/y/data`]);
   });
 
   it("two appends to one key at once: the second is refused while the first holds its body", async () => {
@@ -176,7 +155,7 @@ describe("s3 driver: one writer, a final move (radosgw)", () => {
     await expect(b.append("up/data", Buffer.from("+second"), { expectedSize: 4 })).rejects.toMatchObject({ code: "conflict" });
     body.open();
     expect(await first).toBe(10);
-    expect((await readAll(b, "up/data")).toString()).toBe("base+first");
+    expect((await readObject(b, "up/data")).toString()).toBe("base+first");
   });
 
   it("a move with an expectedSize the object does not have moves nothing", async () => {
@@ -189,14 +168,14 @@ describe("s3 driver: one writer, a final move (radosgw)", () => {
       await expect(store.move(key, "blobs/t", { expectedSize: wrong })).rejects.toMatchObject({ code: "conflict" });
     }
     expect(await store.stat("blobs/t")).toBeUndefined();
-    expect((await readAll(store, "up/a")).toString()).toBe("hello world");
-    expect((await readAll(store, "up/p")).toString()).toBe("plain");
+    expect((await readObject(store, "up/a")).toString()).toBe("hello world");
+    expect((await readObject(store, "up/p")).toString()).toBe("plain");
     await expect(store.move("up/none", "blobs/t", { expectedSize: 0 })).rejects.toMatchObject({ code: "not_found" });
     await store.move("up/a", "blobs/a", { expectedSize: 11 });
     await store.move("up/p", "blobs/p", { expectedSize: 5 });
-    expect((await readAll(store, "blobs/a")).toString()).toBe("hello world");
-    expect((await readAll(store, "blobs/p")).toString()).toBe("plain");
-    expect(await rawKeys(root + "/")).toEqual([`${root}/blobs/a`, `${root}/blobs/p`]);
+    expect((await readObject(store, "blobs/a")).toString()).toBe("hello world");
+    expect((await readObject(store, "blobs/p")).toString()).toBe("plain");
+    expect(await rawKeys(rgw, root + "/")).toEqual([`${root}/blobs/a`, `${root}/blobs/p`]);
   });
 
   it("append with create: false refuses a missing object and creates nothing", async () => {
@@ -206,7 +185,7 @@ describe("s3 driver: one writer, a final move (radosgw)", () => {
     await expect(store.append("up/none", Buffer.from("x"), { create: false, expectedSize: 0 })).rejects.toMatchObject({ code: "conflict" });
     await expect(store.append("up/none", new Uint8Array(0), { create: false })).rejects.toMatchObject({ code: "conflict" });
     expect(await store.stat("up/none")).toBeUndefined();
-    expect(await rawKeys(root + "/")).toEqual([]);
+    expect(await rawKeys(rgw, root + "/")).toEqual([]);
     // An existing object, appended or written, continues.
     await store.append("up/a", new Uint8Array(0));
     expect(await store.append("up/a", Buffer.from("ab"), { create: false, expectedSize: 0 })).toBe(2);
@@ -224,22 +203,22 @@ describe("s3 driver: one writer, a final move (radosgw)", () => {
     await expect(store.move("up/u1/data", "blobs/1", { expectedSize: 3 })).rejects.toMatchObject({ code: "conflict" });
     // Readers do not care, and the key lists once.
     expect((await store.stat("up/u1/data"))?.size).toBe(3);
-    expect((await readAll(store, "up/u1/data")).toString()).toBe("abc");
+    expect((await readObject(store, "up/u1/data")).toString()).toBe("abc");
     expect((await store.list("up")).keys).toEqual(["up/u1/data", "up/u2/data"]);
     // Other keys are not affected.
     expect(await store.append("up/u2/data", Buffer.from("g"), { expectedSize: 3 })).toBe(4);
     await store.move("up/u2/data", "blobs/2", { expectedSize: 4 });
     // deletePrefix (how the registry removes abandoned uploads) clears the lock with the object.
     await store.deletePrefix("up");
-    expect(await rawKeys(`${root}/up`)).toEqual([]);
+    expect(await rawKeys(rgw, `${root}/up`)).toEqual([]);
     expect(await store.append("up/u1/data", Buffer.from("new"), { expectedSize: 0 })).toBe(3);
     await store.move("up/u1/data", "blobs/1", { expectedSize: 3 });
-    expect((await readAll(store, "blobs/1")).toString()).toBe("new");
+    expect((await readObject(store, "blobs/1")).toString()).toBe("new");
     // So does delete.
     await store.append("up/u3/data", Buffer.from("xyz"));
     await plantLock(root, "up/u3/data");
     await store.delete("up/u3/data");
-    expect(await rawKeys(`${root}/up`)).toEqual([]);
+    expect(await rawKeys(rgw, `${root}/up`)).toEqual([]);
   });
 
   it("list, stat and read ignore lock objects: a lock-only key does not exist", async () => {
@@ -295,7 +274,7 @@ describe("s3 driver: one writer, a final move (radosgw)", () => {
       }
     }
     expect(await b.list("up")).toEqual({ keys: [], truncated: false });
-    expect(await rawKeys(root + "/")).toEqual([]);
+    expect(await rawKeys(rgw, root + "/")).toEqual([]);
   });
 
   it("an append that began while a deletePrefix was removing its upload does not bring it back", async () => {
@@ -324,7 +303,7 @@ describe("s3 driver: one writer, a final move (radosgw)", () => {
     body.open();
     await expect(appending).rejects.toMatchObject({ code: "conflict" });
     expect(await a.stat("up/x/data")).toBeUndefined();
-    expect(await rawKeys(root + "/")).toEqual([]);
+    expect(await rawKeys(rgw, root + "/")).toEqual([]);
   });
 
   it("part objects past a gap (left by a crash) do not make a key exist, in stat or list", async () => {
@@ -339,7 +318,7 @@ describe("s3 driver: one writer, a final move (radosgw)", () => {
     // An append to it starts at 0 and then meets the orphan: refused, nothing lost.
     await expect(store.append("g/b", Buffer.from("12345xyz"), { create: false })).rejects.toMatchObject({ code: "conflict" });
     await store.delete("g/b");
-    expect(await rawKeys(`${root}/g/b`)).toEqual([]);
+    expect(await rawKeys(rgw, `${root}/g/b`)).toEqual([]);
   });
 
   it("locks are released after every append and move, failed ones included", async () => {
@@ -359,11 +338,11 @@ describe("s3 driver: one writer, a final move (radosgw)", () => {
     await expect(store.append("k", Buffer.from("x"), { expectedSize: 5 })).rejects.toMatchObject({ code: "conflict" });
     await expect(store.move("k", "t", { expectedSize: 5 })).rejects.toMatchObject({ code: "conflict" });
     await expect(store.move("none", "t")).rejects.toMatchObject({ code: "not_found" });
-    expect((await rawKeys(root + "/")).filter((k) => k.endsWith("!writer"))).toEqual([]);
+    expect((await rawKeys(rgw, root + "/")).filter((k) => k.endsWith("!writer"))).toEqual([]);
     const size = (await store.stat("k"))!.size;
     expect(await store.append("k", Buffer.from("!"), { expectedSize: size })).toBe(size + 1);
     await store.move("k", "t", { expectedSize: size + 1 });
-    expect(await rawKeys(root + "/")).toEqual([`${root}/t`]);
+    expect(await rawKeys(rgw, root + "/")).toEqual([`${root}/t`]);
   });
 
   it("a lock PUT whose answer was lost and that was retried recognises its own lock", async () => {
@@ -382,7 +361,7 @@ describe("s3 driver: one writer, a final move (radosgw)", () => {
     expect(await store.append("k", Buffer.from("abc"), { expectedSize: 0 })).toBe(3);
     await store.move("k", "t", { expectedSize: 3 });
     expect(lost).toBe(2);
-    expect(await rawKeys(root + "/")).toEqual([`${root}/t`]);
+    expect(await rawKeys(rgw, root + "/")).toEqual([`${root}/t`]);
   });
 
   it("costs a lock PUT and DELETE per append and move, and a LIST that checks an append's outcome", async () => {

@@ -15,7 +15,9 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { AwsV4Signer } from "aws4fetch";
 import { afterAll, beforeAll } from "vitest";
+import type { StorageDriver } from "../../../src/storage/driver.js";
 import type { S3StorageOptions } from "../../../src/storage/s3/index.js";
+import { childText, children, parseXml } from "../../../src/storage/s3/xml.js";
 
 const run = promisify(execFile);
 const SCRIPTS = resolve(import.meta.dirname, "../../../scripts/s3-server");
@@ -140,4 +142,27 @@ let counter = 0;
 /** A fresh root directory name for one test's driver. */
 export function freshRoot(label = "t"): string {
   return `${label}-${process.pid}-${Date.now().toString(36)}-${(counter++).toString(36)}`;
+}
+
+/** Every raw key in the server's bucket under `prefix` (part and lock objects included). */
+export async function rawKeys(rgw: Radosgw, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let token: string | undefined;
+  do {
+    const query = `list-type=2&prefix=${encodeURIComponent(prefix)}${token ? `&continuation-token=${encodeURIComponent(token)}` : ""}`;
+    const response = await rgw.request("GET", `/${rgw.bucket}?${query}`);
+    const root = parseXml(await response.text());
+    keys.push(...children(root, "Contents").map((c) => childText(c, "Key")!));
+    token = childText(root, "IsTruncated") === "true" ? childText(root, "NextContinuationToken") : undefined;
+  } while (token);
+  return keys;
+}
+
+/** The bytes of an object (or of a range of it) read through a driver. */
+export async function readObject(store: StorageDriver, key: string, range?: { offset: number; length?: number }): Promise<Buffer> {
+  const stream = await store.read(key, range);
+  if (!stream) throw new Error(`no object ${key}`);
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of stream as unknown as AsyncIterable<Uint8Array>) chunks.push(chunk);
+  return Buffer.concat(chunks);
 }
