@@ -1,0 +1,62 @@
+/**
+ * Side by side on one config file: start Debian's `docker-registry`
+ * (Distribution 2.8) or `registry-kit serve` on exactly the same `config.yml`,
+ * so a test can compare what real clients see from each (issue 17).
+ *
+ * The caller writes the config (with `http.addr` on a free port from
+ * {@link freePort}) and says when the server is ready: a plain `/v2/` fetch
+ * does not work for TLS or a prefix, so readiness is a probe of the caller's.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { stringify } from "yaml";
+import { requireTool, startBackground, waitFor, type Background } from "./process.js";
+
+/** Which registry to start on the config. */
+export type SameConfigServer = "distribution" | "registry-kit";
+
+const BIN = fileURLToPath(new URL("../../../bin/registry-kit.mjs", import.meta.url));
+
+/** Write `document` as YAML to `<dir>/<name>` and return its path. */
+export function writeConfig(dir: string, document: Record<string, unknown>, name = "config.yml"): string {
+  const path = join(dir, name);
+  writeFileSync(path, stringify(document));
+  return path;
+}
+
+/**
+ * Start `which` on `configPath` (cwd `dir`) and wait until `ready()` is true.
+ * Fails with the server's output when it exits first or never gets ready.
+ * The caller stops the returned process (`await server.stop()`).
+ */
+export async function startOnConfig(
+  which: SameConfigServer,
+  configPath: string,
+  dir: string,
+  ready: () => Promise<boolean>,
+  timeoutMs = 60_000,
+): Promise<Background> {
+  const proc = which === "distribution"
+    ? startBackground(requireTool("docker-registry"), ["serve", configPath], { cwd: dir })
+    : startBackground(process.execPath, [BIN, "serve", configPath], { cwd: dir, env: { NODE_ENV: "production" } });
+  try {
+    await waitFor(`${which} to start on ${configPath}`, async () => {
+      if (proc.exited()) throw new Error(`${which} exited:\n${proc.output()}`);
+      return ready().catch(() => false);
+    }, timeoutMs, () => proc.output());
+  } catch (error) {
+    await proc.stop();
+    throw error;
+  }
+  return proc;
+}
+
+/** A readiness probe: `url` answers with any HTTP status (the body is drained). */
+export function answers(url: string, init?: RequestInit): () => Promise<boolean> {
+  return async () => {
+    const res = await fetch(url, init);
+    await res.arrayBuffer();
+    return true;
+  };
+}
