@@ -235,10 +235,10 @@ export interface CmdResult {
   stderr: string;
 }
 
-/** Run a command to completion with a hard timeout. */
-export function runCmd(cmd: string, args: readonly string[], timeoutMs = 300_000): Promise<CmdResult> {
+/** Run a command to completion with a hard timeout (in `cwd`, default this process's). */
+export function runCmd(cmd: string, args: readonly string[], timeoutMs = 300_000, cwd?: string): Promise<CmdResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, [...args], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(cmd, [...args], { stdio: ["ignore", "pipe", "pipe"], cwd });
     children.add(child);
     const out: Buffer[] = [];
     const err: Buffer[] = [];

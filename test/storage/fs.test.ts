@@ -75,7 +75,8 @@ describe("fs driver specifics", () => {
     for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
       if (entry.isFile()) out.push(path.relative(root, path.join(entry.parentPath, entry.name)).split(path.sep).join("/"));
     }
-    return out.sort();
+    // The processes' lock holder files are not objects (see writer-lock.ts).
+    return out.filter((f) => !f.startsWith("~writers/")).sort();
   }
 
   it("stores a key as the file root/key, with no temp file left", async () => {
@@ -193,7 +194,8 @@ describe("fs driver specifics", () => {
     expect(await readdir(root)).toEqual(expect.arrayContaining(["e", "~tmp"]));
     expect(await readdir(root)).not.toContain("d");
     await store.deletePrefix("e");
-    expect(await readdir(root)).toEqual(["~tmp"]);
+    // What is left: the driver's temp directory and its lock holders' (the move took a lock).
+    expect((await readdir(root)).sort()).toEqual(["~tmp", "~writers"]);
   });
 
   it("writes with fsync on and off give the same files", async () => {
@@ -361,8 +363,8 @@ describe("fs driver: the one-writer lock across processes", () => {
     expect(await store.append("up/data", encoder.encode("d"), { expectedSize: 3 })).toBe(4);
   });
 
-  it("two driver instances on one root (two processes' view) exclude each other", async () => {
-    const other = checked(fsStorage({ root, fsync: false }));
+  /** An append whose body waits for `release()` after its first byte, and a wait until it holds the lock. */
+  async function heldAppend(): Promise<{ done: Promise<number>; release: () => void }> {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     let step = 0;
@@ -373,12 +375,65 @@ describe("fs driver: the one-writer lock across processes", () => {
         controller.close();
       },
     }, { highWaterMark: 0 });
-    const appending = store.append("up/data", body, { expectedSize: 3 });
-    // Wait until the append holds the lock (not a fixed sleep: a loaded machine may be slow).
+    const done = store.append("up/data", body, { expectedSize: 3 });
     for (let i = 0; i < 500 && !(await stat(lockOf("up/data")).then(() => true, () => false)); i++) await new Promise((r) => setTimeout(r, 10));
+    return { done, release };
+  }
+
+  it("a held lock is a hard link to this process's one holder file, which stays after the release", async () => {
+    const held = await heldAppend();
+    const holders = await readdir(path.join(root, "~writers"));
+    expect(holders).toHaveLength(1);
+    const holder = path.join(root, "~writers", holders[0]!);
+    const [lock, file] = [await stat(lockOf("up/data")), await stat(holder)];
+    expect(lock.ino).toBe(file.ino);
+    expect(file.nlink).toBe(2);
+    expect(JSON.parse(await readFile(holder, "utf8"))).toMatchObject({ host: (await import("node:os")).hostname(), pid: process.pid });
+    held.release();
+    expect(await held.done).toBe(4);
+    await expect(stat(lockOf("up/data"))).rejects.toMatchObject({ code: "ENOENT" });
+    expect((await stat(holder)).nlink).toBe(1);
+  });
+
+  it("a release does not remove a lock that is no longer its own (broken and taken by another meanwhile)", async () => {
+    const held = await heldAppend();
+    // Another host's writer judged ours stale, removed it and took the lock: a different file.
+    await rm(lockOf("up/data"));
+    await plant("up/data", { host: "elsewhere.invalid", pid: 1, process: "x" });
+    held.release();
+    await held.done.catch(() => 0);
+    expect(JSON.parse(await readFile(lockOf("up/data"), "utf8"))).toMatchObject({ host: "elsewhere.invalid" });
+  });
+
+  it("a holder file removed by hand is written again by the next lock", async () => {
+    await rm(path.join(root, "~writers"), { recursive: true });
+    expect(await store.append("up/data", encoder.encode("d"), { expectedSize: 3 })).toBe(4);
+    expect(await readdir(path.join(root, "~writers"))).toHaveLength(1);
+  });
+
+  it("the start-up sweep removes the holder files of dead processes that no lock links to, and keeps the rest", async () => {
+    const host = (await import("node:os")).hostname();
+    const writers = path.join(root, "~writers");
+    const dead = { host, pid: 2 ** 22 + 4242, process: "gone" };
+    await writeFile(path.join(writers, "dead-unlinked"), JSON.stringify(dead));
+    await writeFile(path.join(writers, "dead-linked"), JSON.stringify(dead));
+    await mkdir(path.join(root, "other"), { recursive: true });
+    await (await import("node:fs/promises")).link(path.join(writers, "dead-linked"), lockOf("other/data"));
+    await writeFile(path.join(writers, "alive"), JSON.stringify({ host, pid: process.ppid, process: "parent" }));
+    const again = fsStorage({ root, fsync: false });
+    await again.close?.();
+    const left = (await readdir(writers)).sort();
+    expect(left).toContain("dead-linked");
+    expect(left).toContain("alive");
+    expect(left).not.toContain("dead-unlinked");
+  });
+
+  it("two driver instances on one root (two processes' view) exclude each other", async () => {
+    const other = checked(fsStorage({ root, fsync: false }));
+    const held = await heldAppend();
     await expect(other.move("up/data", "blob/data", { expectedSize: 3 })).rejects.toMatchObject({ code: "conflict" });
-    release();
-    expect(await appending).toBe(4);
+    held.release();
+    expect(await held.done).toBe(4);
     await other.move("up/data", "blob/data", { expectedSize: 4 });
     expect(await readFile(path.join(root, "blob/data"), "utf8")).toBe("abcx");
   });

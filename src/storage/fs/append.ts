@@ -53,7 +53,7 @@ export async function appendObject(ctx: FsContext, key: string, body: StorageBod
  */
 export async function takeWriter(ctx: FsContext, file: string, create: boolean): Promise<WriterLock | "missing"> {
   for (let attempt = 0; ; attempt++) {
-    const lock = await acquireWriterLock(file + WRITER_SUFFIX, ctx.tmpDir, ctx.staleLockMs);
+    const lock = await acquireWriterLock(file + WRITER_SUFFIX, ctx.writersDir, ctx.staleLockMs);
     if (lock !== "missing" || !create) return lock;
     if (attempt >= RETRIES) throw new StorageError("conflict", "the object's directory keeps disappearing");
     await makeParents(ctx, file);

@@ -38,6 +38,7 @@ import { fsPaths } from "./paths.js";
 import { readObject, statObject } from "./read.js";
 import { listObjects } from "./walk.js";
 import { writeObject } from "./write.js";
+import { removeStaleHolders } from "./writer-lock.js";
 import { AppendWriteback } from "./writeback.js";
 
 /** Options for {@link fsStorage}. */
@@ -84,14 +85,14 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
   const sync = options.fsync ?? true;
   const staleTempMs = options.staleTempMs ?? 24 * 60 * 60 * 1000;
 
-  // Created once; every method waits for it. The sweep of stale temp files runs beside it.
+  // Created once; every method waits for it. The sweep of stale temp and holder files runs beside it.
   const ready = fsp.mkdir(paths.tmpDir, { recursive: true }).then(
     () => undefined,
     (error: unknown) => {
       throw toStorageError(error, "cannot create the root for");
     },
   );
-  const sweep = ready.then(() => removeStaleTemps(paths.tmpDir, staleTempMs)).catch(() => {});
+  const sweep = ready.then(() => Promise.all([removeStaleTemps(paths.tmpDir, staleTempMs), removeStaleHolders(paths.writersDir, staleTempMs)])).catch(() => {});
   // A failed mkdir surfaces on the first call, not as an unhandled rejection.
   ready.catch(() => {});
 

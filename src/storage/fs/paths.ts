@@ -1,8 +1,9 @@
 /**
  * Where the fs driver keeps things under its root: a key maps to the file
- * `<root>/<key>`, in-flight writes live in `<root>/~tmp/`, and the writer lock
- * of an object is `<object>~writer`. `~` is in no valid key, so neither ever
- * shows up in a listing.
+ * `<root>/<key>`, in-flight writes live in `<root>/~tmp/`, the writer lock
+ * of an object is `<object>~writer`, a hard link to its holder's file in
+ * `<root>/~writers/`. `~` is in no valid key, so none of them ever shows up in
+ * a listing.
  *
  * @module
  */
@@ -13,6 +14,8 @@ import { StorageError, isValidKey } from "../driver.js";
 export const TMP_DIR = "~tmp";
 /** Suffix of the lock file an append or move holds on its key (see writer-lock.ts). */
 export const WRITER_SUFFIX = "~writer";
+/** Name of the directory of the processes' holder files, which lock files link to (see writer-lock.ts). */
+export const WRITERS_DIR = "~writers";
 
 /** The driver's directories, resolved once. */
 export interface FsPaths {
@@ -20,15 +23,17 @@ export interface FsPaths {
   readonly root: string;
   /** What every object path starts with (root "/" already ends with the separator). */
   readonly inside: string;
-  /** `<root>/~tmp`: temporary files and lock files being written. */
+  /** `<root>/~tmp`: temporary files being written. */
   readonly tmpDir: string;
+  /** `<root>/~writers`: one holder file per process that takes writer locks. */
+  readonly writersDir: string;
 }
 
 /** Resolve the driver's directories for the `root` option. */
 export function fsPaths(rootOption: string): FsPaths {
   const root = path.resolve(rootOption);
   const inside = root.endsWith(path.sep) ? root : root + path.sep;
-  return { root, inside, tmpDir: path.join(root, TMP_DIR) };
+  return { root, inside, tmpDir: path.join(root, TMP_DIR), writersDir: path.join(root, WRITERS_DIR) };
 }
 
 /** The path of a key. Keys are validated by `checked` (driver.ts); this is defence in depth. */
