@@ -16,6 +16,7 @@ export default defineConfig({
     "client/index": "src/client/index.ts",
     "node/index": "src/node/index.ts",
     "server/index": "src/server/index.ts",
+    "ui/index": "src/ui/index.ts",
     "cli/main": "src/cli/main.ts",
   },
   format: ["esm", "cjs"],

@@ -1,5 +1,5 @@
 /**
- * An htpasswd file as a {@link CredentialCheck}, re-read when it changes:
+ * An htpasswd file as a `CredentialCheck`, re-read when it changes:
  * on use, at most once per `checkIntervalMs`, the file's mtime, size and
  * inode are compared with those of the last read (no watcher).
  *
@@ -18,7 +18,7 @@ export interface HtpasswdCredentialsOptions {
 }
 
 /**
- * A {@link CredentialCheck} over the htpasswd file at `path` (see
+ * A `CredentialCheck` over the htpasswd file at `path` (see
  * `htpasswdCheck`). The file is read on first use and again when its mtime,
  * size or inode have changed, checked at most once per `checkIntervalMs`. A
  * file that cannot be read or parsed makes the check throw (the error names

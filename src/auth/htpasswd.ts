@@ -54,7 +54,7 @@ export interface HtpasswdCheck extends CredentialCheck {
 
 /**
  * A {@link CredentialCheck} over the text of an htpasswd file of bcrypt
- * hashes (see {@link parseHtpasswd}, which throws for a malformed file).
+ * hashes (parsed by `parseHtpasswd`, which throws for a malformed file).
  * Principals are named by the user and are not administrators. An unknown
  * user costs one bcrypt comparison like a known one, so timing does not tell
  * which names exist.

@@ -46,6 +46,7 @@ export function bannerLines(url: string, info: AllInOneInfo, version: string, li
   if (info.users) {
     lines.push(`  users API       ${url}${info.users.path}${info.users.audience ? ` (Basic, or Bearer tokens for service "${info.users.audience}")` : ""}`);
   }
+  if (info.ui) lines.push(`  web page        ${url}${info.ui.path}`);
   if (info.auth.mode === "none") lines.push("  auth            NONE: anyone who can reach this port can push and pull");
   else if (info.auth.mode === "htpasswd") lines.push(`  auth            htpasswd ${info.auth.path} (Basic, realm "${info.auth.realm}")`);
   else {

@@ -242,6 +242,8 @@ export type { ErrorCode } from "../oci/errors.js";
 export { collectGarbage } from "./gc/index.js";
 export type { GcOptions, GcReport } from "./gc/index.js";
 export { verifyBlobs } from "./verify.js";
+export { tagDetails } from "./tag-details.js";
+export type { TagDetail, TagDetailsOptions, TagDetailsPage } from "./tag-details.js";
 export { removeAbandonedUploads } from "./upload-limits.js";
 export type { RemoveAbandonedUploadsOptions, RemoveAbandonedUploadsReport } from "./upload-limits.js";
 export type { VerifyError, VerifyMismatch, VerifyOptions, VerifyProgress, VerifyReport } from "./verify.js";

@@ -94,6 +94,11 @@ export interface AllInOneInfo {
     /** Whether this start generated it. */
     created: boolean;
   };
+  /** The web page (`registrykit.ui`), when mounted. */
+  ui?: {
+    /** Where it answers, e.g. `/ui/`. */
+    path: string;
+  };
   /** The periodic blob verification (`registrykit.verify`), when on. */
   verify?: {
     /** Milliseconds between runs. */

@@ -9,6 +9,7 @@
  * | `/v2`, `/v2/…` | the registry |
  * | `registrykit.tokenservice.path` (default `/service/token`) | the token service, when enabled |
  * | `<registrykit.users.prefix>/users…` (default `/api/users`) | the management API, when enabled |
+ * | `registrykit.ui.prefix` (default `/ui`) and below | the web page, when users and the token service are on |
  * | anything else | 404 |
  *
  * The management API accepts `Authorization: Basic` (checked against the
@@ -26,6 +27,7 @@ import { loadTokenKeys, managementAudience, registryAuthorizer, tokenServiceRout
 import { startJobs } from "./all-in-one-jobs.js";
 import { pathRoute, routeHandler, type Route } from "./all-in-one-routes.js";
 import type { AllInOne, AllInOneInfo, AllInOneOptions } from "./all-in-one-types.js";
+import { uiRoute } from "./all-in-one-ui.js";
 import { bootstrapFirstAdmin, usersRoute } from "./all-in-one-users.js";
 import type { AllInOneConfig } from "./config.js";
 import { loadOrCreateUploadSecret } from "./key-material.js";
@@ -71,7 +73,11 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
   }
   if (users && config.users) {
     const bearer = bearerAudience && token && config.auth ? { audience: bearerAudience, issuer: config.auth.issuer, keys: token.keys } : undefined;
-    routes.push(usersRoute(config.users, users, bearer, log));
+    const usersApi = usersRoute(config.users, users, bearer, log);
+    routes.push(usersApi);
+    if (config.ui && token && bearer) {
+      routes.push(uiRoute(config.ui.prefix, { config, storage, users, keys: token.keys, registry, usersHandler: usersApi.handler, uploadSecret: uploadSecret.value }));
+    }
   }
   const handler = routeHandler(routes, config.http.headers);
 
@@ -114,5 +120,6 @@ function describeAllInOne(
       ? { source: "file", file: uploadSecret.file, created: uploadSecret.created }
       : { source: "config", created: false },
     ...(config.verify ? { verify: { intervalMs: config.verify.intervalMs, quarantine: config.verify.quarantine } } : {}),
+    ...(config.ui ? { ui: { path: `${config.ui.prefix}/` } } : {}),
   };
 }

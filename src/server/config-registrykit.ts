@@ -47,11 +47,25 @@ export function resolveUsers({ opt, env }: ConfigReader): UsersConfig {
   return { prefix, selfRegistration, adminUsername, ...(adminPassword ? { adminPassword } : {}) };
 }
 
+/** `registrykit.ui`: on by default when the server has users and its own token service (the page needs both). */
+export function resolveUi({ get, opt, named }: ConfigReader, usersOn: boolean, tokenServiceOn: boolean): { prefix: string } | undefined {
+  const enabled = opt("registrykit.ui.enabled", bool);
+  if (enabled === false) return undefined;
+  if (!usersOn || !tokenServiceOn) {
+    if (enabled === true || get("registrykit.ui") !== undefined) {
+      throw new ConfigError(named("registrykit.ui"), "needs registrykit.users and registrykit.tokenservice (the page signs users in and calls the services with their tokens)");
+    }
+    return undefined;
+  }
+  return { prefix: opt("registrykit.ui.prefix", pathPrefix) ?? "/ui" };
+}
+
 /** The token service and the users API must not sit under `/v2` (the registry's) nor one inside the other. */
 export function checkPaths(config: AllInOneConfig, named: (key: string) => string): void {
   const paths: [string, string | undefined][] = [
     ["registrykit.tokenservice.path", config.tokenService?.path],
     ["registrykit.users.prefix", config.users && `${config.users.prefix}/users`],
+    ["registrykit.ui.prefix", config.ui?.prefix],
   ];
   for (const [key, value] of paths) {
     if (value === undefined) continue;

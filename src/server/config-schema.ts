@@ -122,6 +122,7 @@ export const SCHEMA: KeySpec = {
       admin: { username: "ok", password: "ok" },
     },
     verify: { enabled: "ok", interval: "ok", quarantine: "ok", concurrency: "ok" },
+    ui: { enabled: "ok", prefix: "ok" },
     uploads: { peruser: "ok", perrepository: "ok", bytesperuser: "ok", bytesperrepository: "ok" },
   },
 };

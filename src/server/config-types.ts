@@ -85,6 +85,12 @@ export interface S3StorageConfig {
   allowHttp: boolean;
 }
 
+/** The web page's part of the configuration (`registrykit.ui`). */
+export interface UiConfig {
+  /** Where the page answers, e.g. `/ui`. */
+  prefix: string;
+}
+
 /** The validated, defaulted configuration `createAllInOne()` runs from. */
 export interface AllInOneConfig {
   /** Whether this came from a file (`serve CONFIG`) or the built-in defaults. */
@@ -141,6 +147,11 @@ export interface AllInOneConfig {
   tokenService?: TokenServiceConfig;
   /** The management API; `undefined` = not served. */
   users?: UsersConfig;
+  /**
+   * The web page (`registrykit.ui`): its mount path. Set when users and our
+   * own token service are on and `registrykit.ui.enabled` is not false.
+   */
+  ui?: UiConfig;
   /** Signing key, certificate and upload secret live here. */
   keyDirectory: string;
   /** The periodic blob verification (`registrykit.verify`); `undefined` = off. */

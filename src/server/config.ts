@@ -12,7 +12,7 @@ import { completeAuth, resolveAuth, resolveHtpasswd } from "./config-auth.js";
 import { applyEnvOverrides, isMap } from "./config-env.js";
 import { resolveHttp, resolveListen } from "./config-http.js";
 import { configReader, type ConfigReader } from "./config-reader.js";
-import { checkPaths, resolveTokenService, resolveUsers, sectionEnabled } from "./config-registrykit.js";
+import { checkPaths, resolveTokenService, resolveUi, resolveUsers, sectionEnabled } from "./config-registrykit.js";
 import { checkKeys } from "./config-schema.js";
 import { resolveStorage } from "./config-storage.js";
 import type { AllInOneConfig, ResolveInput, Resolved } from "./config-types.js";
@@ -26,7 +26,7 @@ export type { VerifyScheduleConfig } from "./config-verify.js";
 export type { UploadsConfig } from "./config-uploads.js";
 
 export type {
-  AllInOneConfig, HtpasswdAuthConfig, ResolveInput, Resolved, S3StorageConfig, TokenAuthConfig, TokenServiceConfig, UsersConfig,
+  AllInOneConfig, HtpasswdAuthConfig, ResolveInput, Resolved, S3StorageConfig, TokenAuthConfig, TokenServiceConfig, UiConfig, UsersConfig,
 } from "./config-types.js";
 
 export { DEFAULT_SERVICE } from "./config-auth.js";
@@ -106,6 +106,7 @@ export function resolveConfig(input: ResolveInput): Resolved {
     ...(htpasswd ? { htpasswd } : {}),
     ...(tokenService ? { tokenService } : {}),
     ...(usersOn ? { users: resolveUsers(reader) } : {}),
+    ...withUi(resolveUi(reader, usersOn, tokenService !== undefined)),
     keyDirectory: reader.abs(opt("registrykit.keydirectory", str) ?? `${env.REGISTRY_KIT_DATA || "./data"}/keys`),
     ...(verify ? { verify } : {}),
     uploads: resolveUploads(opt, named),
@@ -114,6 +115,10 @@ export function resolveConfig(input: ResolveInput): Resolved {
   if (!config.auth && !config.htpasswd) warnings.push("auth: no authentication configured; anyone who can reach the server can push and pull");
   if (config.storage.driver === "inmemory" && config.users) warnings.push("storage.inmemory: users are kept in memory and lost at exit");
   return { config, warnings };
+}
+
+function withUi(ui: { prefix: string } | undefined): { ui?: { prefix: string } } {
+  return ui ? { ui } : {};
 }
 
 /** A warning per unknown or ignored key; throws on a refused key or a section that is not a map. */

@@ -75,6 +75,7 @@ describe("built-in defaults (serve without CONFIG)", () => {
       auth: { service: "registry-kit", issuer: "registry-kit" },
       tokenService: { path: "/service/token", expiration: 300, publicRepositories: [] },
       users: { prefix: "/api", selfRegistration: false, adminUsername: "admin" },
+      ui: { prefix: "/ui" },
       keyDirectory: "/srv/app/data/keys",
       uploads: { idleSeconds: 3600, purge: { intervalMs: 600_000, dryRun: false }, limits: {} },
     });
@@ -204,6 +205,22 @@ registrykit:
     const { config } = resolve(`${MINIMAL}registrykit: {tokenservice: {enabled: false}, users: {enabled: "false"}}`);
     expect(config.tokenService).toBeUndefined();
     expect(config.users).toBeUndefined();
+  });
+});
+
+describe("registrykit.ui (the web page)", () => {
+  const base = "storage: {inmemory: {}}\nregistrykit: {tokenservice: {}, users: {}";
+  it("is on at /ui by default with users and the token service, moved by prefix, off by enabled: false", () => {
+    expect(resolve(`${base}}`).config.ui).toEqual({ prefix: "/ui" });
+    expect(resolve(`${base}, ui: {prefix: /console}}`).config.ui).toEqual({ prefix: "/console" });
+    expect(resolve(`${base}, ui: {enabled: false}}`).config.ui).toBeUndefined();
+  });
+  it("is off without users; asking for it then is an error naming the key", () => {
+    expect(resolve("storage: {inmemory: {}}\nregistrykit: {tokenservice: {}}").config.ui).toBeUndefined();
+    expect(fails("storage: {inmemory: {}}\nregistrykit: {tokenservice: {}, ui: {enabled: true}}").message).toMatch(/registrykit\.ui.*needs registrykit\.users/);
+  });
+  it("refuses a prefix under /v2", () => {
+    expect(fails(`${base}, ui: {prefix: /v2/ui}}`).message).toMatch(/registrykit\.ui\.prefix.*\/v2/);
   });
 });
 

@@ -26,12 +26,12 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
   "./registry": {
     values: [
       "API_VERSION", "DEFAULT_MANIFEST_MEDIA_TYPES", "HEADERS", "MEDIA_TYPES", "RegistryError",
-      "collectGarbage", "createRegistry", "errorResponse", "removeAbandonedUploads", "verifyBlobs",
+      "collectGarbage", "createRegistry", "errorResponse", "removeAbandonedUploads", "tagDetails", "verifyBlobs",
     ],
     types: [
       "Access", "Authorizer", "ErrorCode", "GcOptions", "GcReport", "QuarantineInfo",
       "RegistryHandler", "RegistryLimits", "RegistryOptions", "RemoveAbandonedUploadsOptions",
-      "RemoveAbandonedUploadsReport", "VerifyError", "VerifyMismatch", "VerifyOptions",
+      "RemoveAbandonedUploadsReport", "TagDetail", "TagDetailsOptions", "TagDetailsPage", "VerifyError", "VerifyMismatch", "VerifyOptions",
       "VerifyProgress", "VerifyReport",
     ],
   },
@@ -133,13 +133,17 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
       "PushResult", "RegistryClient", "RepeatableRequest", "TransferOptions",
     ],
   },
+  "./ui": {
+    values: ["createUi"],
+    types: ["TagLister", "UiBackend", "UiOptions", "UiUsersApi"],
+  },
   "./server": {
     values: [
       "ConfigError", "createAllInOne", "managementAudience", "parseConfigText", "resolveConfig",
     ],
     types: [
       "AllInOne", "AllInOneConfig", "AllInOneInfo", "AllInOneOptions", "CliLogLevel", "HtpasswdAuthConfig", "ResolveInput",
-      "Resolved", "S3StorageConfig", "TokenAuthConfig", "TokenServiceConfig", "UploadsConfig",
+      "Resolved", "S3StorageConfig", "TokenAuthConfig", "TokenServiceConfig", "UiConfig", "UploadsConfig",
       "UsersConfig", "VerifyScheduleConfig",
     ],
   },

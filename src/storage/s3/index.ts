@@ -24,7 +24,7 @@
  *   lock, exactly the part objects it listed (pinned by their ETags).
  *
  * This file reads the options and composes the driver from those modules,
- * each a set of functions over one {@link S3Context}.
+ * each a set of functions over one `S3Context`.
  *
  * @module
  */

@@ -108,6 +108,8 @@ export interface BuildOptions {
   format?: "oci" | "docker";
   /** GOARCH written in the config (default: this machine's). */
   arch?: string;
+  /** Extra labels in the config (e.g. hostile values for the web page's escaping). */
+  labels?: Record<string, string>;
 }
 
 export interface BuiltLayer {
@@ -178,7 +180,7 @@ export function buildTestImage(dir: string, opts: BuildOptions = {}): TestImage 
     config: {
       Env: ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],
       Cmd: ["/bin/sh"],
-      Labels: { "org.example.registry-kit.nonce": nonce },
+      Labels: { "org.example.registry-kit.nonce": nonce, ...opts.labels },
     },
     rootfs: { type: "layers", diff_ids: layers.map((l) => l.diffId) },
     history: layers.map((_, i) => ({ created, created_by: `registry-kit interop layer ${i}` })),

@@ -20,6 +20,7 @@ export const TOOL_PACKAGES: Record<string, string> = {
   jq: "jq",
   curl: "curl",
   newuidmap: "uidmap",
+  chromium: "chromium",
 };
 
 /**
