@@ -6,6 +6,7 @@
  */
 import type { ObjectInfo } from "../driver.js";
 import type { FsPaths } from "./paths.js";
+import type { DirectoryListings } from "./dir-listings.js";
 import type { AppendWriteback } from "./writeback.js";
 
 /** One driver's directories, options and in-memory bookkeeping. */
@@ -20,4 +21,6 @@ export interface FsContext extends FsPaths {
   readonly writeback: AppendWriteback;
   /** The lstat shared by the stats of one file asked for in the same turn (read.ts). */
   readonly statsInFlight: Map<string, Promise<ObjectInfo | undefined>>;
+  /** The sorted entries of large directories, for `list` (dir-listings.ts). */
+  readonly listings: DirectoryListings;
 }

@@ -31,6 +31,7 @@ import type { StorageDriver } from "../driver.js";
 import { appendObject } from "./append.js";
 import type { FsContext } from "./context.js";
 import { deleteObject, deletePrefix } from "./delete.js";
+import { DirectoryListings } from "./dir-listings.js";
 import { removeStaleTemps } from "./dirs.js";
 import { toStorageError } from "./errors.js";
 import { moveObject } from "./move.js";
@@ -103,6 +104,7 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
     ready,
     writeback: new AppendWriteback(sync),
     statsInFlight: new Map(),
+    listings: new DirectoryListings(),
   };
 
   return {

@@ -88,12 +88,14 @@ function fileStream(handle: FileHandle, start: number, end: number): ReadableStr
   };
   return new ReadableStream({
     type: "bytes",
-    autoAllocateChunkSize: READ_CHUNK,
+    // No bigger than what is left: a 200-byte tag link or referrer entry would
+    // otherwise cost a zeroed 1 MiB buffer (bench/growth.ts: referrers).
+    autoAllocateChunkSize: Math.max(1, Math.min(READ_CHUNK, end - start)),
     async pull(controller) {
       const request = controller.byobRequest;
       const view = request?.view;
       // Always present with autoAllocateChunkSize; a fresh buffer otherwise.
-      const target = view ? new Uint8Array(view.buffer, view.byteOffset, view.byteLength) : new Uint8Array(READ_CHUNK);
+      const target = view ? new Uint8Array(view.buffer, view.byteOffset, view.byteLength) : new Uint8Array(Math.max(1, Math.min(READ_CHUNK, end - position)));
       const want = Math.min(target.byteLength, end - position);
       const finish = async (): Promise<void> => {
         await close();
