@@ -18,10 +18,11 @@ import type { CredentialCheck, Principal } from "./access.js";
 import type { KeyProvider } from "./keys.js";
 import { defaultPolicy, type AccessPolicy } from "./policy.js";
 import { authenticateCaller } from "./token-caller.js";
-import { failFor, type TokenServiceContext } from "./token-context.js";
+import { failFor, type Fail, type TokenServiceContext } from "./token-context.js";
 import { issueToken } from "./token-issue.js";
 import { readTokenRequest } from "./token-request.js";
 import { createTokenVerifier, type TokenVerifier } from "./verifier.js";
+import type { CounterSeries, Family, Metrics } from "../util/metrics.js";
 
 export type { TokenResponseBody } from "./token-issue.js";
 
@@ -70,6 +71,14 @@ export interface TokenServiceOptions {
   log?: LogHook;
   /** Clock, ms since epoch (for tests). */
   now?: () => number;
+  /**
+   * Count every answer into these metrics as
+   * `registrykit_token_requests_total{outcome,reason}`: `outcome` is `issued`,
+   * `refused` (a 4xx) or `failed` (a 5xx), `reason` the OAuth2 `error` code of a
+   * refusal (`unauthorized`, `invalid_request`, `invalid_grant`, …), empty when
+   * issued. Default: none.
+   */
+  metrics?: Metrics;
 }
 
 /**
@@ -80,21 +89,37 @@ export interface TokenServiceOptions {
  */
 export function createTokenService(options: TokenServiceOptions): (request: Request) => Promise<Response> {
   const ctx = resolveOptions(options);
+  const answers = options.metrics?.counter(
+    "registrykit_token_requests_total",
+    "Token requests answered, by outcome (issued, refused, failed) and the OAuth2 error code of a refusal",
+    ["outcome", "reason"],
+  );
+  const issued = answers?.labels("issued", "");
   // Reads the method, URL, Authorization and the POST form only: the Node adapter may give it a light request.
   return readsRequestBasics(async (request: Request): Promise<Response> => {
     const method = request.method.toUpperCase();
-    const fail = failFor(request);
+    const fail = answers ? counted(failFor(request), answers) : failFor(request);
     const read = await readTokenRequest(ctx, request, method, fail);
     if (read instanceof Response) return read;
     try {
       const who = await authenticateCaller(ctx, read.req, request, fail);
       if (who instanceof Response) return who;
-      return await issueToken(ctx, request, read.req, who.caller, read.service);
+      const response = await issueToken(ctx, request, read.req, who.caller, read.service);
+      if (response.ok) issued?.inc();
+      return response;
     } catch (e) {
       ctx.log({ level: "error", msg: "token service failure", error: (e as Error)?.message ?? String(e) });
       return fail(500, "server_error", "the token could not be issued");
     }
   });
+}
+
+/** `fail`, counting each refusal into `answers`. */
+function counted(fail: Fail, answers: Family<CounterSeries>): Fail {
+  return (status, error, details, headers) => {
+    answers.labels(status >= 500 ? "failed" : "refused", error).inc();
+    return fail(status, error, details, headers);
+  };
 }
 
 /** Check the options (`AuthError` code `config`) and apply the defaults. */

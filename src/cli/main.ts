@@ -101,6 +101,19 @@ async function run(config: AllInOneConfig, io: CliIo): Promise<number | undefine
     io.err(`registry-kit: start-up failed: ${(error as Error).message}`);
     return 1;
   }
+  let debugServer: RunningServer | undefined;
+  const debug = config.http.debug;
+  if (debug && app.debugHandler) {
+    try {
+      // Its own port: health and metrics are never served on the main one.
+      debugServer = await serve(app.debugHandler, { host: debug.addr.host, port: debug.addr.port, log });
+    } catch (error) {
+      await server.close(0);
+      await app.close();
+      io.err(`registry-kit: cannot listen on ${debug.addr.host}:${debug.addr.port} (http.debug.addr): ${(error as Error).message}`);
+      return 1;
+    }
+  }
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) {
@@ -109,8 +122,7 @@ async function run(config: AllInOneConfig, io: CliIo): Promise<number | undefine
     }
     stopping = true;
     io.err(`registry-kit: ${signal} received, finishing in-flight requests (up to ${config.http.drainTimeout} ms)`);
-    server
-      .close(config.http.drainTimeout)
+    Promise.all([server.close(config.http.drainTimeout), debugServer?.close(0)])
       .then(() => app?.close())
       .then(
         () => process.exit(0),
@@ -126,7 +138,13 @@ async function run(config: AllInOneConfig, io: CliIo): Promise<number | undefine
   if (config.log.accessLog) attachAccessLog(server.server, io.out);
   // With the port actually bound (PORT=0 picks one).
   for (const warning of startupWarnings({ ...config, http: { ...config.http, port: server.port } }, app.info)) io.err(`registry-kit: warning: ${warning}`);
-  for (const line of bannerLines(server.url, app.info, await version(), listenAddress(server.server.address() as AddressInfo))) io.out(line);
+  const banner = bannerLines(server.url, app.info, await version(), listenAddress(server.server.address() as AddressInfo));
+  if (debugServer) {
+    const served = ["/debug/health", ...(debug?.prometheus ? [debug.prometheus.path] : [])].join(", ");
+    // Before the closing "ready" line.
+    banner.splice(banner.length - 1, 0, `  debug           ${debugServer.url} (${served}; not on the main port)`);
+  }
+  for (const line of banner) io.out(line);
   return undefined;
 }
 

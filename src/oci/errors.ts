@@ -28,6 +28,7 @@ export type ErrorCode =
   | "PAGINATION_NUMBER_INVALID"
   | "RANGE_INVALID"
   | "TAG_INVALID"
+  | "UNAVAILABLE"
   | "UNKNOWN";
 
 /** The default HTTP status of each code. */
@@ -50,6 +51,8 @@ export const ERROR_STATUS: Record<ErrorCode, number> = {
   RANGE_INVALID: 416,
   /** Distribution's code for a malformed tag. */
   TAG_INVALID: 400,
+  /** Distribution's code for a registry whose health checks fail. */
+  UNAVAILABLE: 503,
   /** Distribution's code for an unexpected server failure. */
   UNKNOWN: 500,
 };

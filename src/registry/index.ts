@@ -32,6 +32,9 @@ import { uploadStateCodec } from "./upload-state.js";
 import { cancelUpload, patchUpload, putUpload, startUpload, uploadStatus } from "./uploads.js";
 import { DEFAULT_MANIFEST_MEDIA_TYPES } from "../oci/wire.js";
 import { principalOf } from "../auth/principal.js";
+import { instrumentHandler } from "../http/metrics.js";
+import type { Metrics } from "../util/metrics.js";
+import { registryRouteLabel } from "./metrics.js";
 import type { UploadLimits } from "./upload-limits.js";
 
 /** Size and count limits of the registry. */
@@ -88,6 +91,13 @@ export interface RegistryOptions {
    * of the token that `createTokenAuthorizer` verified for the request.
    */
   callerOf?: (request: Request) => string | undefined;
+  /**
+   * Count every request into these metrics under Distribution's
+   * `registry_http_*` names, labelled by route (`handler`: `base`, `catalog`,
+   * `tags`, `manifest`, `blob`, `blob_upload`, `blob_upload_chunk`,
+   * `referrers`), method and status; see docs/metrics.md. Default: none.
+   */
+  metrics?: Metrics;
 }
 
 /** A fetch handler. */
@@ -158,7 +168,8 @@ export function createRegistry(options: RegistryOptions): RegistryHandler {
     }
   };
   // The registry reads only the basics of a request; so does its authorizer when it is registry-kit's own.
-  return onlyReadsRequestBasics(authorize) ? readsRequestBasics(registry) : registry;
+  const marked = onlyReadsRequestBasics(authorize) ? readsRequestBasics(registry) : registry;
+  return options.metrics ? instrumentHandler(marked, options.metrics, registryRouteLabel) : marked;
 }
 
 async function handle(ctx: RegistryContext, authorize: Authorizer, request: Request): Promise<Response> {
@@ -249,6 +260,12 @@ export type { RemoveAbandonedUploadsOptions, RemoveAbandonedUploadsReport } from
 export type { VerifyError, VerifyMismatch, VerifyOptions, VerifyProgress, VerifyReport } from "./verify.js";
 export type { QuarantineInfo } from "./layout.js";
 export type { Access, Authorizer } from "../auth/access.js";
+export { createMetrics, PROMETHEUS_CONTENT_TYPE } from "../util/metrics.js";
+export type { CounterSeries, Family, GaugeSeries, HistogramSeries, Metrics } from "../util/metrics.js";
+export { instrumentHandler, metricsHandler } from "../http/metrics.js";
+export { createHealthChecks } from "../util/health.js";
+export type { HealthCheckOptions, HealthChecks } from "../util/health.js";
+export { healthGate, healthStatusHandler, storageHealthCheck } from "./health.js";
 
 function uploadLimits(limits: RegistryLimits | undefined): UploadLimits {
   const count = (value: number | undefined, fallback: number, what: string): number => {

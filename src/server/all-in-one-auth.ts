@@ -7,6 +7,8 @@
  *
  * @module
  */
+import { instrumentHandler } from "../http/metrics.js";
+import type { Metrics } from "../util/metrics.js";
 import { readFile } from "node:fs/promises";
 import {
   createBasicAuthorizer, createTokenAuthorizer, createTokenService, defaultPolicy, pemKeys, type Authorizer, type KeyProvider,
@@ -100,6 +102,7 @@ export function tokenServiceRoute(
   users: UserStore | undefined,
   managementAudience: string | undefined,
   log: LogHook,
+  metrics?: Metrics,
 ): Route {
   const tokenService = createTokenService({
     issuer: auth.issuer,
@@ -110,8 +113,9 @@ export function tokenServiceRoute(
     policy: defaultPolicy({ publicRepositories: own.publicRepositories }),
     expiresIn: own.expiration,
     log,
+    ...(metrics ? { metrics } : {}),
   });
-  return pathRoute(own.path, tokenService, false);
+  return pathRoute(own.path, metrics ? instrumentHandler(tokenService, metrics, "token") : tokenService, false);
 }
 
 function localOrigin(config: AllInOneConfig): string {

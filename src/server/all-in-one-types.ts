@@ -112,7 +112,14 @@ export interface AllInOneInfo {
 export interface AllInOne {
   /** Answers every path: the registry, the token service, the management API, 404 elsewhere. */
   handler: (request: Request) => Promise<Response>;
-  /** Stop the periodic verify (waiting for a run in progress to stop) and release storage resources. */
+  /**
+   * The debug listener's handler (`http.debug.addr`): `/debug/health`, and the
+   * Prometheus metrics at `http.debug.prometheus.path` when enabled; 404
+   * elsewhere. Absent without `http.debug.addr`. Serve it on its own port,
+   * never on the main one.
+   */
+  debugHandler?: (request: Request) => Promise<Response>;
+  /** Stop the health checks and the periodic verify (waiting for a run in progress to stop) and release storage resources. */
   close(): Promise<void>;
   /** What runs, for a banner or a log line. */
   info: AllInOneInfo;

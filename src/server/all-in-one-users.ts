@@ -6,6 +6,8 @@
  *
  * @module
  */
+import { instrumentHandler } from "../http/metrics.js";
+import type { Metrics } from "../util/metrics.js";
 import { createTokenVerifier, type KeyProvider } from "../auth/index.js";
 import type { LogHook } from "../http/log.js";
 import {
@@ -35,7 +37,7 @@ export interface ManagementBearer {
 }
 
 /** The management API's route, `<prefix>/users` and everything under it. */
-export function usersRoute(config: UsersConfig, users: UserStore, bearer: ManagementBearer | undefined, log: LogHook): Route {
+export function usersRoute(config: UsersConfig, users: UserStore, bearer: ManagementBearer | undefined, log: LogHook, metrics?: Metrics): Route {
   let authenticate: Authenticator | undefined;
   if (bearer) {
     const verifier = createTokenVerifier({ issuer: bearer.issuer, audience: bearer.audience, keys: bearer.keys });
@@ -48,5 +50,5 @@ export function usersRoute(config: UsersConfig, users: UserStore, bearer: Manage
     store: users, prefix: config.prefix, selfRegistration: config.selfRegistration, authMode: "db", log,
     ...(authenticate ? { authenticate } : {}),
   });
-  return pathRoute(`${config.prefix}/users`, service, true);
+  return pathRoute(`${config.prefix}/users`, metrics ? instrumentHandler(service, metrics, "users") : service, true);
 }

@@ -32,6 +32,7 @@ import { bootstrapFirstAdmin, usersRoute } from "./all-in-one-users.js";
 import type { AllInOneConfig } from "./config.js";
 import { loadOrCreateUploadSecret } from "./key-material.js";
 import { describeStorage, openStorage } from "./open-storage.js";
+import { observability } from "./all-in-one-debug.js";
 
 export { managementAudience } from "./all-in-one-auth.js";
 export type { AllInOne, AllInOneInfo, AllInOneOptions } from "./all-in-one-types.js";
@@ -47,7 +48,9 @@ export { describeStorage, openStorage } from "./open-storage.js";
  */
 export async function createAllInOne(config: AllInOneConfig, options: AllInOneOptions = {}): Promise<AllInOne> {
   const log = options.log ?? silent;
-  const storage = options.storage ?? openStorage(config);
+  const opened = options.storage ?? openStorage(config);
+  const observed = observability(config, opened, log);
+  const { metrics, storage } = observed;
 
   const uploadSecret = config.http.secret !== undefined
     ? { value: config.http.secret, created: false, file: undefined }
@@ -64,32 +67,36 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
     deleteEnabled: config.deleteEnabled,
     limits: { listEntries: config.catalogMaxEntries, uploadIdleSeconds: config.uploads.idleSeconds, ...config.uploads.limits },
     log,
+    ...(metrics ? { metrics } : {}),
   });
   // Bearer tokens for the management API: only from our own token service.
   const bearerAudience = config.tokenService && token && config.auth && users ? managementAudience(config.auth.service) : undefined;
   const routes: Route[] = [pathRoute("/v2", registry, true)];
   if (config.tokenService && token && config.auth) {
-    routes.push(tokenServiceRoute(config.tokenService, config.auth, token.keys, users, bearerAudience, log));
+    routes.push(tokenServiceRoute(config.tokenService, config.auth, token.keys, users, bearerAudience, log, metrics));
   }
   if (users && config.users) {
     const bearer = bearerAudience && token && config.auth ? { audience: bearerAudience, issuer: config.auth.issuer, keys: token.keys } : undefined;
-    const usersApi = usersRoute(config.users, users, bearer, log);
+    const usersApi = usersRoute(config.users, users, bearer, log, metrics);
     routes.push(usersApi);
     if (config.ui && token && bearer) {
       routes.push(uiRoute(config.ui.prefix, { config, storage, users, keys: token.keys, registry, usersHandler: usersApi.handler, uploadSecret: uploadSecret.value }));
     }
   }
-  const handler = routeHandler(routes, config.http.headers);
+  const handler = observed.gate(routeHandler(routes, config.http.headers));
 
   // Started last, so that a failed start-up leaves no timer behind.
   const jobs = startJobs(storage, config, log);
+  observed.start();
   return {
     handler,
+    ...(observed.debugHandler ? { debugHandler: observed.debugHandler } : {}),
     close: async () => {
+      observed.stop();
       await jobs.stop();
       await storage.close?.();
     },
-    info: describeAllInOne(config, options.storage ? storage.name : describeStorage(config.storage), {
+    info: describeAllInOne(config, options.storage ? opened.name : describeStorage(config.storage), {
       auth: auth.info, token, bearerAudience, admin, uploadSecret,
     }),
   };

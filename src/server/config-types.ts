@@ -6,6 +6,7 @@
  * @module
  */
 import type { CliLogLevel } from "./config-values.js";
+import type { DebugConfig, StorageHealthConfig } from "./config-debug.js";
 import type { UploadsConfig } from "./config-uploads.js";
 import type { VerifyScheduleConfig } from "./config-verify.js";
 
@@ -111,7 +112,11 @@ export interface AllInOneConfig {
     drainTimeout: number;
     /** Trust `X-Forwarded-Proto`/`-Host`. */
     trustProxy: boolean;
+    /** `http.debug`: the debug listener (`/debug/health`, metrics); `undefined` without `http.debug.addr`. */
+    debug?: DebugConfig;
   };
+  /** The `health` section: present when `health.storagedriver` is enabled. */
+  health?: { storageDriver: StorageHealthConfig };
   /**
    * Where blobs and manifests live: `storage.filesystem` (files under
    * `rootDirectory`), `storage.inmemory` (lost at exit) or `storage.s3`.

@@ -11,6 +11,7 @@ import { parse as parseYaml } from "yaml";
 import { completeAuth, resolveAuth, resolveHtpasswd } from "./config-auth.js";
 import { applyEnvOverrides, isMap } from "./config-env.js";
 import { resolveHttp, resolveListen } from "./config-http.js";
+import { resolveDebug, resolveStorageHealth } from "./config-debug.js";
 import { configReader, type ConfigReader } from "./config-reader.js";
 import { checkPaths, resolveTokenService, resolveUi, resolveUsers, sectionEnabled } from "./config-registrykit.js";
 import { checkKeys } from "./config-schema.js";
@@ -92,9 +93,11 @@ export function resolveConfig(input: ResolveInput): Resolved {
   const tokenService = tokenServiceOn ? resolveTokenService(reader) : undefined;
   const fullAuth = completeAuth(auth, tokenService, named);
   const verify = resolveVerifySchedule(get, opt, named);
+  const storageHealth = resolveStorageHealth(reader);
   const config: AllInOneConfig = {
     source: input.document === undefined ? "defaults" : "file",
-    http: resolveHttp(reader, addr),
+    http: { ...resolveHttp(reader, addr), ...optional("debug", resolveDebug(reader)) },
+    ...optional("health", storageHealth && { storageDriver: storageHealth }),
     storage,
     deleteEnabled: opt("storage.delete.enabled", bool) ?? false,
     catalogMaxEntries: opt("catalog.maxentries", positiveInt) ?? 1000,
@@ -119,6 +122,11 @@ export function resolveConfig(input: ResolveInput): Resolved {
 
 function withUi(ui: { prefix: string } | undefined): { ui?: { prefix: string } } {
   return ui ? { ui } : {};
+}
+
+/** `{ [key]: value }`, or `{}` when `value` is undefined (optional properties stay absent). */
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }
 
 /** A warning per unknown or ignored key; throws on a refused key or a section that is not a map. */

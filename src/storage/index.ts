@@ -18,4 +18,5 @@ export type {
   StorageErrorCode,
   WriteOptions,
 } from "./driver.js";
+export { instrumentStorage } from "./instrumented.js";
 export { bodyChunks, discard, readAll, streamOf, throwIfAborted } from "./streams.js";

@@ -304,10 +304,10 @@ describe("unknown and unsupported keys", () => {
   });
 
   it("warns about Distribution keys registry-kit ignores", () => {
-    const { warnings } = resolve(`${MINIMAL}notifications: {endpoints: []}\nhttp: {addr: ":5000", debug: {addr: ":5001"}, prefix: /reg}\nlog: {formatter: json}`);
+    const { warnings } = resolve(`${MINIMAL}notifications: {endpoints: []}\nhttp: {addr: ":5000", relativeurls: true, prefix: /reg}\nlog: {formatter: json}`);
     expect(warnings).toEqual(expect.arrayContaining([
       "notifications: not supported by registry-kit, ignored",
-      "http.debug: not supported by registry-kit, ignored",
+      "http.relativeurls: not supported by registry-kit, ignored",
       "http.prefix: not supported by registry-kit, ignored",
       "log.formatter: not supported by registry-kit, ignored",
     ]));

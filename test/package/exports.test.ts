@@ -25,11 +25,14 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
   },
   "./registry": {
     values: [
-      "API_VERSION", "DEFAULT_MANIFEST_MEDIA_TYPES", "HEADERS", "MEDIA_TYPES", "RegistryError",
-      "collectGarbage", "createRegistry", "errorResponse", "removeAbandonedUploads", "tagDetails", "verifyBlobs",
+      "API_VERSION", "DEFAULT_MANIFEST_MEDIA_TYPES", "HEADERS", "MEDIA_TYPES", "PROMETHEUS_CONTENT_TYPE",
+      "RegistryError", "collectGarbage", "createHealthChecks", "createMetrics", "createRegistry",
+      "errorResponse", "healthGate", "healthStatusHandler", "instrumentHandler", "metricsHandler",
+      "removeAbandonedUploads", "storageHealthCheck", "tagDetails", "verifyBlobs",
     ],
     types: [
-      "Access", "Authorizer", "ErrorCode", "GcOptions", "GcReport", "QuarantineInfo",
+      "Access", "Authorizer", "CounterSeries", "ErrorCode", "Family", "GaugeSeries", "GcOptions", "GcReport",
+      "HealthCheckOptions", "HealthChecks", "HistogramSeries", "Metrics", "QuarantineInfo",
       "RegistryHandler", "RegistryLimits", "RegistryOptions", "RemoveAbandonedUploadsOptions",
       "RemoveAbandonedUploadsReport", "TagDetail", "TagDetailsOptions", "TagDetailsPage", "VerifyError", "VerifyMismatch", "VerifyOptions",
       "VerifyProgress", "VerifyReport",
@@ -73,8 +76,8 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
   },
   "./storage": {
     values: [
-      "StorageError", "assertValidKey", "bodyChunks", "checked", "discard", "readAll", "streamOf",
-      "throwIfAborted",
+      "StorageError", "assertValidKey", "bodyChunks", "checked", "discard", "instrumentStorage", "readAll",
+      "streamOf", "throwIfAborted",
     ],
     types: [
       "AppendOptions", "ByteRange", "ListOptions", "ListPage", "MoveOptions", "ObjectInfo",

@@ -1,0 +1,79 @@
+/**
+ * The observability of the all-in-one server: the metrics the services
+ * report into (when `http.debug.prometheus.enabled`), the health checks
+ * (`health.storagedriver`) with the gate that makes the API answer 503 while
+ * one fails, and the handler of the debug listener (`/debug/health` and the
+ * metrics path). The debug handler is served on `http.debug.addr` by the CLI,
+ * never on the main port.
+ *
+ * @module
+ */
+import { metricsHandler } from "../http/metrics.js";
+import type { LogHook } from "../http/log.js";
+import { healthGate, healthStatusHandler, storageHealthCheck } from "../registry/health.js";
+import type { StorageDriver } from "../storage/driver.js";
+import { instrumentStorage } from "../storage/instrumented.js";
+import { createHealthChecks } from "../util/health.js";
+import { createMetrics, type Metrics } from "../util/metrics.js";
+import type { AllInOneConfig } from "./config-types.js";
+
+/** What {@link observability} built. */
+export interface Observability {
+  /** The metrics the services report into; `undefined` when Prometheus is off. */
+  metrics: Metrics | undefined;
+  /** `storage`, measured into `metrics` when there are metrics. */
+  storage: StorageDriver;
+  /** Wrap the main handler in the health gate (unchanged without checks). */
+  gate(handler: (request: Request) => Promise<Response>): (request: Request) => Promise<Response>;
+  /** The debug listener's handler, when `http.debug.addr` is set. */
+  debugHandler: ((request: Request) => Promise<Response>) | undefined;
+  /** Start polling the health checks (after start-up succeeded). */
+  start(): void;
+  /** Stop polling. */
+  stop(): void;
+}
+
+/** Build the metrics, the health checks and the debug handler that `config` asks for. */
+export function observability(config: AllInOneConfig, storage: StorageDriver, log: LogHook): Observability {
+  const debug = config.http.debug;
+  const metrics = debug?.prometheus ? createMetrics() : undefined;
+  const measured = metrics ? instrumentStorage(storage, metrics, config.storage.driver) : storage;
+  const storageCheck = config.health?.storageDriver;
+  // Empty (always healthy) until start() adds the configured checks.
+  const checks = createHealthChecks();
+  const status = healthStatusHandler(checks);
+  const scrape = metrics ? metricsHandler(metrics) : undefined;
+  const debugHandler = debug
+    ? async (request: Request): Promise<Response> => {
+        const path = new URL(request.url).pathname;
+        if (path === "/debug/health") return status(request);
+        if (scrape && debug.prometheus && path === debug.prometheus.path) return scrape(request);
+        return new Response("404 page not found\n", { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } });
+      }
+    : undefined;
+  return {
+    metrics,
+    storage: measured,
+    gate: (handler) => (storageCheck ? healthGate(handler, checks) : handler),
+    debugHandler,
+    start() {
+      if (!storageCheck) return;
+      const check = storageHealthCheck(measured);
+      const name = `storagedriver_${config.storage.driver}`;
+      checks.add({
+        name,
+        intervalMs: storageCheck.intervalMs,
+        threshold: storageCheck.threshold,
+        check: async () => {
+          try {
+            await check();
+          } catch (error) {
+            log({ level: "error", msg: "storage driver health check failed", check: name, error });
+            throw error;
+          }
+        },
+      });
+    },
+    stop: () => checks.stop(),
+  };
+}
