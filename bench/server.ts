@@ -29,6 +29,7 @@ import type * as AuthModule from "../src/auth/index.js";
 import type * as NodeModule from "../src/node/index.js";
 import type * as RegistryModule from "../src/registry/index.js";
 import type * as FsModule from "../src/storage/fs/index.js";
+import type * as StorageModule from "../src/storage/index.js";
 
 // The library as users run it: the build in RK_BENCH_LIB (bench/run.ts builds it
 // with tsup), or the TypeScript sources when that is not set.
@@ -37,7 +38,8 @@ const load = async <T>(sub: string): Promise<T> =>
   (await import(lib ? pathToFileURL(`${lib}/${sub}/index.js`).href : `../src/${sub}/index.js`)) as T;
 const { aclPolicy, createTokenAuthorizer, createTokenService, pemKeys } = await load<typeof AuthModule>("auth");
 const { serve } = await load<typeof NodeModule>("node");
-const { createRegistry } = await load<typeof RegistryModule>("registry");
+const { createMetrics, createRegistry } = await load<typeof RegistryModule>("registry");
+const { instrumentStorage } = await load<typeof StorageModule>("storage");
 const { fsStorage } = await load<typeof FsModule>("storage/fs");
 
 interface BenchServerConfig {
@@ -93,8 +95,12 @@ if (config.hello) {
   console.log(`listening ${running.url}`);
   stop = () => running.close(2_000);
 } else {
+  // RK_BENCH_METRICS=1: the registry and its storage report into metrics, as with http.debug.prometheus.
+  const metrics = process.env.RK_BENCH_METRICS === "1" ? createMetrics() : undefined;
+  const storage = fsStorage({ root: config.root, fsync: config.fsync ?? true });
   const registry = createRegistry({
-    storage: fsStorage({ root: config.root, fsync: config.fsync ?? true }),
+    storage: metrics ? instrumentStorage(storage, metrics, "filesystem") : storage,
+    ...(metrics ? { metrics } : {}),
     uploadSecret: config.uploadSecret,
     authorize: config.auth
       ? createTokenAuthorizer({

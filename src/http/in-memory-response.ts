@@ -72,6 +72,11 @@ export class InMemoryResponse extends Response {
     return headers;
   }
 
+  /** The body's length in bytes, without reading `headers` (which would cost the adapter its fast path). */
+  get byteLength(): number {
+    return this.#bytes.byteLength;
+  }
+
   /** The adapter's direct read; `undefined` once the body has been read or exposed as a stream. */
   take(): InMemoryBody | undefined {
     if (this.#used || this.#stream) return undefined;

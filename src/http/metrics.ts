@@ -10,12 +10,14 @@
  * | `registry_http_response_size_bytes` | histogram | `handler` |
  * | `registry_http_in_flight_requests` | gauge | `handler` |
  *
- * Durations run until the handler returns its `Response` (a streamed body may
+ * `method` is in lower case (`get`, `put`, …) and `code` the status, as
+ * Distribution labels them. Durations run until the handler returns its `Response` (a streamed body may
  * still be on its way); sizes are the `Content-Length` of the request and of
  * the response (0 when absent, e.g. a chunked upload, and for HEAD).
  *
  * @module
  */
+import { InMemoryResponse } from "./in-memory-response.js";
 import { onlyReadsRequestBasics, readsRequestBasics } from "./request-basics.js";
 import { HTTP_DURATION_BUCKETS, PROMETHEUS_CONTENT_TYPE, SIZE_BUCKETS, type Family, type GaugeSeries, type HistogramSeries, type Metrics } from "../util/metrics.js";
 
@@ -79,13 +81,16 @@ export function instrumentHandler(
     try {
       const response = await handler(request);
       status = response.status;
-      if (method !== "HEAD") responseBytes = contentLength(response.headers.get("content-length"));
+      // An in-memory body has its length at hand; reading its `headers` would cost the Node adapter its fast lane.
+      if (method !== "HEAD") responseBytes = response instanceof InMemoryResponse ? response.byteLength : contentLength(response.headers.get("content-length"));
       return response;
     } finally {
       s.inFlight.dec();
-      f.requests.labels(label, statusText(status), method).inc();
-      f.duration.labels(label, method).observe((performance.now() - start) / 1000);
-      s.requestSize.observe(contentLength(request.headers.get("content-length")));
+      const methodLabel = (METHOD_LABEL[method] ??= method.toLowerCase());
+      f.requests.labels(label, statusText(status), methodLabel).inc();
+      f.duration.labels(label, methodLabel).observe((performance.now() - start) / 1000);
+      // GET, HEAD and DELETE carry no body: skip the header lookup on the hottest paths.
+      s.requestSize.observe(method === "GET" || method === "HEAD" || method === "DELETE" ? 0 : contentLength(request.headers.get("content-length")));
       s.responseSize.observe(responseBytes);
     }
   };
@@ -110,6 +115,9 @@ function contentLength(value: string | null): number {
   const n = Number(value);
   return Number.isSafeInteger(n) && n >= 0 ? n : 0;
 }
+
+// Methods in lower case, as Distribution (Prometheus' Go client) labels them; made once each.
+const METHOD_LABEL: Record<string, string> = Object.create(null) as Record<string, string>;
 
 // Status codes as strings, made once each.
 const STATUS_TEXT: string[] = [];

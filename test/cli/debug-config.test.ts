@@ -84,9 +84,9 @@ describe("createAllInOne with http.debug and health", () => {
       const scrape = await debug(new Request("http://d.test/prom"));
       expect(scrape.status).toBe(200);
       const text = await scrape.text();
-      expect(valueOf(text, "registry_http_requests_total", { handler: "manifest", method: "GET", code: "404" })).toBe(1);
-      expect(valueOf(text, "registry_http_requests_total", { handler: "base", method: "GET", code: "401" })).toBe(1);
-      expect(valueOf(text, "registry_http_requests_total", { handler: "token", method: "GET", code: "200" })).toBe(1);
+      expect(valueOf(text, "registry_http_requests_total", { handler: "manifest", method: "get", code: "404" })).toBe(1);
+      expect(valueOf(text, "registry_http_requests_total", { handler: "base", method: "get", code: "401" })).toBe(1);
+      expect(valueOf(text, "registry_http_requests_total", { handler: "token", method: "get", code: "200" })).toBe(1);
       expect(valueOf(text, "registrykit_token_requests_total", { outcome: "issued", reason: "" })).toBe(1);
       expect(valueOf(text, "registry_storage_action_seconds_count", { driver: "inmemory", action: "stat" })).toBeGreaterThan(0);
       expect((await debug(new Request("http://d.test/metrics"))).status).toBe(404);
