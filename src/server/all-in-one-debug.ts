@@ -1,7 +1,7 @@
 /**
  * The observability of the all-in-one server: the metrics the services
  * report into (when `http.debug.prometheus.enabled`), the health checks
- * (`health.storagedriver`) with the gate that makes the API answer 503 while
+ * (`health.storagedriver`, `file`, `http`, `tcp`) with the gate that makes the API answer 503 while
  * one fails, and the handler of the debug listener (`/debug/health` and the
  * metrics path). The debug handler is served on `http.debug.addr` by the CLI,
  * never on the main port.
@@ -16,6 +16,7 @@ import { instrumentStorage } from "../storage/instrumented.js";
 import { createHealthChecks } from "../util/health.js";
 import { createMetrics, type Metrics } from "../util/metrics.js";
 import type { AllInOneConfig } from "./config-types.js";
+import { fileCheck, httpCheck, tcpCheck } from "./health-checks.js";
 
 /** What {@link observability} built. */
 export interface Observability {
@@ -38,7 +39,8 @@ export function observability(config: AllInOneConfig, storage: StorageDriver, lo
   const debug = config.http.debug;
   const metrics = debug?.prometheus ? createMetrics() : undefined;
   const measured = metrics ? instrumentStorage(storage, metrics, config.storage.driver) : storage;
-  const storageCheck = config.health?.storageDriver;
+  const health = config.health;
+  const storageCheck = health?.storageDriver;
   // Empty (always healthy) until start() adds the configured checks.
   const checks = createHealthChecks();
   const status = healthStatusHandler(checks);
@@ -54,25 +56,27 @@ export function observability(config: AllInOneConfig, storage: StorageDriver, lo
   return {
     metrics,
     storage: measured,
-    gate: (handler) => (storageCheck ? healthGate(handler, checks) : handler),
+    gate: (handler) => (health ? healthGate(handler, checks) : handler),
     debugHandler,
     start() {
-      if (!storageCheck) return;
-      const check = storageHealthCheck(measured);
-      const name = `storagedriver_${config.storage.driver}`;
-      checks.add({
-        name,
-        intervalMs: storageCheck.intervalMs,
-        threshold: storageCheck.threshold,
-        check: async () => {
-          try {
-            await check();
-          } catch (error) {
-            log({ level: "error", msg: "storage driver health check failed", check: name, error });
-            throw error;
-          }
-        },
-      });
+      if (!health) return;
+      // Each failure is logged, as Distribution does; the names are Distribution's.
+      const add = (name: string, check: () => Promise<void>, intervalMs: number, threshold: number) =>
+        checks.add({
+          name, intervalMs, threshold,
+          check: async () => {
+            try {
+              await check();
+            } catch (error) {
+              log({ level: "error", msg: "health check failed", check: name, error: (error as Error)?.message ?? String(error) });
+              throw error;
+            }
+          },
+        });
+      if (storageCheck) add(`storagedriver_${config.storage.driver}`, storageHealthCheck(measured), storageCheck.intervalMs, storageCheck.threshold);
+      for (const f of health.files) add(f.file, fileCheck(f.file), f.intervalMs, 0);
+      for (const h of health.http) add(h.uri, httpCheck(h), h.intervalMs, h.threshold);
+      for (const t of health.tcp) add(t.addr, tcpCheck(t), t.intervalMs, t.threshold);
     },
     stop: () => checks.stop(),
   };

@@ -102,9 +102,10 @@ export const SCHEMA: KeySpec = {
   redis: "ignored",
   health: {
     storagedriver: { enabled: "ok", interval: "ok", threshold: "ok" },
-    file: "ignored",
-    http: "ignored",
-    tcp: "ignored",
+    // Lists: their entries are checked by config-debug.ts.
+    file: "ok",
+    http: "ok",
+    tcp: "ok",
   },
   proxy: "ignored",
   validation: "ignored",

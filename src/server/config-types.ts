@@ -6,7 +6,7 @@
  * @module
  */
 import type { CliLogLevel } from "./config-values.js";
-import type { DebugConfig, StorageHealthConfig } from "./config-debug.js";
+import type { DebugConfig, HealthConfig } from "./config-debug.js";
 import type { UploadsConfig } from "./config-uploads.js";
 import type { VerifyScheduleConfig } from "./config-verify.js";
 
@@ -115,8 +115,8 @@ export interface AllInOneConfig {
     /** `http.debug`: the debug listener (`/debug/health`, metrics); `undefined` without `http.debug.addr`. */
     debug?: DebugConfig;
   };
-  /** The `health` section: present when `health.storagedriver` is enabled. */
-  health?: { storageDriver: StorageHealthConfig };
+  /** The `health` section: present when it configures at least one check. */
+  health?: HealthConfig;
   /**
    * Where blobs and manifests live: `storage.filesystem` (files under
    * `rootDirectory`), `storage.inmemory` (lost at exit) or `storage.s3`.

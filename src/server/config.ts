@@ -11,7 +11,7 @@ import { parse as parseYaml } from "yaml";
 import { completeAuth, resolveAuth, resolveHtpasswd } from "./config-auth.js";
 import { applyEnvOverrides, isMap } from "./config-env.js";
 import { resolveHttp, resolveListen } from "./config-http.js";
-import { resolveDebug, resolveStorageHealth } from "./config-debug.js";
+import { resolveDebug, resolveHealth } from "./config-debug.js";
 import { configReader, type ConfigReader } from "./config-reader.js";
 import { checkPaths, resolveTokenService, resolveUi, resolveUsers, sectionEnabled } from "./config-registrykit.js";
 import { checkKeys } from "./config-schema.js";
@@ -93,11 +93,11 @@ export function resolveConfig(input: ResolveInput): Resolved {
   const tokenService = tokenServiceOn ? resolveTokenService(reader) : undefined;
   const fullAuth = completeAuth(auth, tokenService, named);
   const verify = resolveVerifySchedule(get, opt, named);
-  const storageHealth = resolveStorageHealth(reader);
+  const health = resolveHealth(reader);
   const config: AllInOneConfig = {
     source: input.document === undefined ? "defaults" : "file",
     http: { ...resolveHttp(reader, addr), ...optional("debug", resolveDebug(reader)) },
-    ...optional("health", storageHealth && { storageDriver: storageHealth }),
+    ...optional("health", health),
     storage,
     deleteEnabled: opt("storage.delete.enabled", bool) ?? false,
     catalogMaxEntries: opt("catalog.maxentries", positiveInt) ?? 1000,

@@ -34,18 +34,29 @@ describe("http.debug and health in the configuration", () => {
   });
 
   it("reads health.storagedriver with Distribution's defaults (10 s, threshold 0), also from the environment", () => {
-    expect(resolve(`${BASE}health: { storagedriver: { enabled: true } }\n`).config.health).toEqual({ storageDriver: { intervalMs: 10_000, threshold: 0 } });
-    expect(resolve(`${BASE}health: { storagedriver: { enabled: true, interval: 2s, threshold: 3 } }\n`).config.health)
-      .toEqual({ storageDriver: { intervalMs: 2000, threshold: 3 } });
+    expect(resolve(`${BASE}health: { storagedriver: { enabled: true } }\n`).config.health).toEqual({ storageDriver: { intervalMs: 10_000, threshold: 0 }, files: [], http: [], tcp: [] });
+    expect(resolve(`${BASE}health: { storagedriver: { enabled: true, interval: 2s, threshold: 3 } }\n`).config.health?.storageDriver)
+      .toEqual({ intervalMs: 2000, threshold: 3 });
     expect(resolve(`${BASE}health: { storagedriver: { enabled: false, interval: 2s } }\n`).config.health).toBeUndefined();
-    expect(resolve(BASE, { REGISTRY_HEALTH_STORAGEDRIVER_ENABLED: "true", REGISTRY_HEALTH_STORAGEDRIVER_THRESHOLD: "5" }).config.health)
-      .toEqual({ storageDriver: { intervalMs: 10_000, threshold: 5 } });
+    expect(resolve(BASE, { REGISTRY_HEALTH_STORAGEDRIVER_ENABLED: "true", REGISTRY_HEALTH_STORAGEDRIVER_THRESHOLD: "5" }).config.health?.storageDriver)
+      .toEqual({ intervalMs: 10_000, threshold: 5 });
   });
 
-  it("warns that health.file, http and tcp are ignored", () => {
-    const { warnings } = resolve(`${BASE}health: { file: [{ file: /tmp/x }], tcp: [{ addr: "a:1" }] }\n`);
-    expect(warnings).toContain("health.file: not supported by registry-kit, ignored");
-    expect(warnings).toContain("health.tcp: not supported by registry-kit, ignored");
+  it("reads health.file, health.http and health.tcp lists with Distribution's defaults", () => {
+    const { config, warnings } = resolve(`${BASE}health:
+  file: [{ file: maintenance.flag }, { file: /srv/down, interval: 5s }]
+  http: [{ uri: "http://127.0.0.1:9000/ping", headers: { X-Probe: [yes] }, statuscode: 204, timeout: 1s, interval: 3s, threshold: 2 }, { uri: "https://up.test/" }]
+  tcp: [{ addr: "127.0.0.1:6379", timeout: 500ms, threshold: 1 }]
+`);
+    expect(warnings.filter((w) => w.startsWith("health"))).toEqual([]);
+    expect(config.health).toEqual({
+      files: [{ file: path.join(dir, "maintenance.flag"), intervalMs: 10_000 }, { file: "/srv/down", intervalMs: 5000 }],
+      http: [
+        { uri: "http://127.0.0.1:9000/ping", headers: [["X-Probe", "yes"]], statusCode: 204, timeoutMs: 1000, intervalMs: 3000, threshold: 2 },
+        { uri: "https://up.test/", headers: [], statusCode: 200, timeoutMs: 10_000, intervalMs: 10_000, threshold: 0 },
+      ],
+      tcp: [{ addr: "127.0.0.1:6379", target: { host: "127.0.0.1", port: 6379 }, timeoutMs: 500, intervalMs: 10_000, threshold: 1 }],
+    });
   });
 
   it.each([
@@ -55,6 +66,11 @@ describe("http.debug and health in the configuration", () => {
     [`http: { debug: { addr: ":1", prometheus: { enabled: true, path: /debug/health } } }`, /must differ/],
     [`health: { storagedriver: { enabled: true, interval: 0s } }`, /interval/],
     [`health: { storagedriver: { enabled: true, threshold: -2 } }`, /threshold/],
+    [`health: { file: { file: /x } }`, /health\.file: expected a list/],
+    [`health: { file: [{ interval: 1s }] }`, /health\.file\[0\]\.file/],
+    [`health: { http: [{ uri: "ftp://x" }] }`, /health\.http\[0\]\.uri/],
+    [`health: { http: [{ uri: "http://x/", statuscode: 42 }] }`, /statuscode/],
+    [`health: { tcp: [{ addr: "no-port" }] }`, /health\.tcp\[0\]\.addr/],
   ])("refuses %s", (yaml, message) => {
     expect(() => resolve(`${BASE}${yaml}\n`)).toThrow(ConfigError);
     expect(() => resolve(`${BASE}${yaml}\n`)).toThrow(message);

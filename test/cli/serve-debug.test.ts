@@ -2,9 +2,12 @@
  * `registry-kit serve` with `http.debug` on a second port: /debug/health and
  * Prometheus metrics there (checked by promtool, Prometheus' own parser and
  * linter), never on the main port; `health.storagedriver` turning the API to
- * 503 while the storage root is broken, and back.
+ * 503 while the storage root is broken, and back; `health.file`, `http` and
+ * `tcp` checks failing and passing.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { createHash } from "node:crypto";
 import { mkdir, mkdtemp, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -15,24 +18,24 @@ import { valueOf } from "../util/prometheus-parse.js";
 
 const BIN = fileURLToPath(new URL("../../bin/registry-kit.mjs", import.meta.url));
 let dir: string;
-let child: ChildProcess | undefined;
+const children: ChildProcess[] = [];
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), "rk-serve-debug-"));
 });
 afterAll(async () => {
-  if (child && child.exitCode === null) {
-    const exited = new Promise((r) => child!.on("exit", r));
-    child.kill("SIGTERM");
-    await exited;
-  }
+  await Promise.all(children.filter((c) => c.exitCode === null).map((c) => {
+    const exited = new Promise((r) => c.on("exit", r));
+    c.kill("SIGTERM");
+    return exited;
+  }));
   await rm(dir, { recursive: true, force: true });
 });
 
 /** Start serve on `config`; resolves with the main and the debug URL from the banner. */
 function start(configFile: string): Promise<{ url: string; debug: string; out: () => string }> {
   const c = spawn(process.execPath, [BIN, "serve", configFile], { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
-  child = c;
+  children.push(c);
   let out = "";
   c.stdout!.on("data", (b: Buffer) => (out += b.toString()));
   c.stderr!.on("data", (b: Buffer) => (out += b.toString()));
@@ -143,5 +146,53 @@ describe("registry-kit serve with http.debug and health.storagedriver", () => {
     await rename(`${root}.real`, root);
     await until("/debug/health to answer 200", async () => (await fetch(`${debug}/debug/health`)).status === 200);
     expect((await fetch(`${url}/v2/team/app/manifests/v1`, { headers: { accept: "application/vnd.oci.image.manifest.v1+json" } })).status).toBe(200);
+  });
+});
+
+describe("registry-kit serve with health.file, health.http and health.tcp", () => {
+  it("fails each check as Distribution does (file present; HEAD not answering the status; TCP refused), gating the API, and recovers", async () => {
+    // The service the http and tcp checks probe: answers HEAD /ping with 204.
+    const probed = createServer((req, res) => {
+      res.statusCode = req.url === "/ping" ? 204 : 404;
+      res.end();
+    });
+    await new Promise<void>((r) => probed.listen(0, "127.0.0.1", r));
+    const port = (probed.address() as AddressInfo).port;
+    const flag = path.join(dir, "maintenance.flag");
+    const configFile = path.join(dir, "config-checks.yml");
+    await writeFile(configFile, [
+      "version: 0.1",
+      "log: { accesslog: { disabled: true }, level: error }",
+      "http: { addr: 127.0.0.1:0, debug: { addr: 127.0.0.1:0 } }",
+      "storage: { inmemory: {} }",
+      "health:",
+      `  file: [{ file: ${JSON.stringify(flag)}, interval: 100ms }]`,
+      `  http: [{ uri: "http://127.0.0.1:${port}/ping", statuscode: 204, interval: 100ms, threshold: 2 }]`,
+      `  tcp: [{ addr: "127.0.0.1:${port}", interval: 100ms, timeout: 1s }]`,
+      `registrykit: { keydirectory: ${JSON.stringify(path.join(dir, "keys2"))} }`,
+      "",
+    ].join("\n"));
+    const { url, debug } = await start(configFile);
+    const health = async () => {
+      const res = await fetch(`${debug}/debug/health`);
+      return { status: res.status, body: (await res.json()) as Record<string, string> };
+    };
+    // Let each check poll a few times (a check that wrongly failed would show here; healthy needs no waiting).
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await health()).toEqual({ status: 200, body: {} });
+
+    await writeFile(flag, "");
+    await until("the file check to fail", async () => (await health()).status === 503);
+    expect((await health()).body).toEqual({ [flag]: "file exists" });
+    expect((await fetch(`${url}/v2/`)).status).toBe(503);
+    await rm(flag);
+    await until("the file check to pass", async () => (await health()).status === 200);
+
+    await new Promise<void>((r) => probed.close(() => r()));
+    await until("the http and tcp checks to fail", async () => Object.keys((await health()).body).length === 2);
+    const failing = (await health()).body;
+    expect(failing[`http://127.0.0.1:${port}/ping`]).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/ping: error while checking: `));
+    expect(failing[`127.0.0.1:${port}`]).toMatch(new RegExp(`^127\\.0\\.0\\.1:${port}: connection failed: .*ECONNREFUSED`));
+    expect((await fetch(`${url}/v2/`)).status).toBe(503);
   });
 });
