@@ -5,9 +5,9 @@
  * `/debug/health` and Prometheus metrics on the debug address with the
  * Distribution metric names registry-kit claims to share, and both turn
  * `/debug/health` and the API to 503 while the storage root is broken (a
- * symlink loop), and back once repaired.
+ * symlink loop) or a `health.file` flag exists, and back once repaired.
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { rename, rm, symlink } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -31,6 +31,7 @@ interface Side {
   url: string;
   debug: string;
   root: string;
+  flag: string;
   server: Background;
 }
 
@@ -47,18 +48,19 @@ describe("http.debug and health.storagedriver: Distribution 2.8 and registry-kit
       const [port, debugPort] = [await freePort(), await freePort()];
       const dir = join(work.path, which);
       const root = join(dir, "data");
+      const flag = join(dir, "maintenance.flag");
       mkdirSync(root, { recursive: true });
       const config = writeConfig(dir, {
         version: 0.1,
         log: { level: "error", accesslog: { disabled: true } },
         http: { addr: `127.0.0.1:${port}`, debug: { addr: `127.0.0.1:${debugPort}`, prometheus: { enabled: true, path: "/metrics" } } },
         storage: { filesystem: { rootdirectory: root } },
-        health: { storagedriver: { enabled: true, interval: "500ms", threshold: 2 } },
+        health: { storagedriver: { enabled: true, interval: "500ms", threshold: 2 }, file: [{ file: flag, interval: "500ms" }] },
       });
       const url = `http://127.0.0.1:${port}`;
       const debug = `http://127.0.0.1:${debugPort}`;
       const server = await startOnConfig(which, config, dir, async () => (await answers(`${url}/v2/`)()) && (await answers(`${debug}/debug/health`)()));
-      sides.set(which, { url, debug, root, server });
+      sides.set(which, { url, debug, root, flag, server });
     }
   }, 120_000);
 
@@ -122,6 +124,19 @@ describe("http.debug and health.storagedriver: Distribution 2.8 and registry-kit
       await waitFor(`${which} /debug/health to answer 200 again`, async () => (await fetch(`${s.debug}/debug/health`)).status === 200, 20_000);
       const back = await skopeo.inspectRaw(`docker://${new URL(s.url).host}/team/app:v1`);
       expect(back.equals(img.manifestBytes), which).toBe(true);
+    }
+  });
+
+  it("both fail the health.file check with the same name and message while the flag file exists", async () => {
+    for (const s of sides.values()) writeFileSync(s.flag, "");
+    for (const [which, s] of sides) {
+      await waitFor(`${which} /debug/health to answer 503`, async () => (await fetch(`${s.debug}/debug/health`)).status === 503, 20_000);
+      expect(await (await fetch(`${s.debug}/debug/health`)).json(), which).toEqual({ [s.flag]: "file exists" });
+      expect((await fetch(`${s.url}/v2/`)).status, which).toBe(503);
+    }
+    for (const s of sides.values()) await rm(s.flag);
+    for (const [which, s] of sides) {
+      await waitFor(`${which} /debug/health to answer 200 again`, async () => (await fetch(`${s.debug}/debug/health`)).status === 200, 20_000);
     }
   });
 });
