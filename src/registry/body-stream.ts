@@ -34,6 +34,8 @@ export interface AppendBodyOptions {
   maxBytes?: number;
   /** The error for a body over `maxBytes`. */
   tooLarge?: () => RegistryError;
+  /** Counts the bytes of a body once stored (metrics). */
+  received?: { inc(by: number): void } | undefined;
 }
 
 /**
@@ -90,6 +92,7 @@ export async function appendBody(storage: StorageDriver, request: Request, key: 
   }
   try {
     const size = await storage.append(key, stream, { expectedSize, create, signal: request.signal });
+    options.received?.inc(written);
     return { size, written, hasher };
   } catch (error) {
     if (overLimit) throw options.tooLarge?.() ?? new RegistryError("SIZE_INVALID", "the upload is over its size limit", 413);

@@ -5,6 +5,7 @@
  * @module
  */
 import type { LogHook } from "../http/log.js";
+import type { CounterSeries } from "../util/metrics.js";
 import type { StorageDriver } from "../storage/driver.js";
 import type { StreamHasher } from "../oci/hash.js";
 import type { ManifestCache } from "./manifest-cache.js";
@@ -34,4 +35,6 @@ export interface RegistryContext {
   liveHashers: Map<string, { hasher: StreamHasher; offset: number }>;
   /** Short-lived cache of tag → digest and manifest metadata/bytes (see manifest-cache.ts). */
   manifests: ManifestCache;
+  /** `registrykit_blob_upload_bytes_total`, when the registry has metrics: bytes of upload bodies stored. */
+  uploadBytes: CounterSeries | undefined;
 }

@@ -143,6 +143,9 @@ export function createRegistry(options: RegistryOptions): RegistryHandler {
     log,
     liveHashers: new Map(),
     manifests: new ManifestCache(),
+    uploadBytes: options.metrics
+      ?.counter("registrykit_blob_upload_bytes_total", "Bytes of blob upload bodies received and stored (chunked bodies included)")
+      .labels(),
   };
   const authorize = options.authorize ?? allowAll;
 

@@ -183,7 +183,7 @@ export async function startUpload(ctx: RegistryContext, request: Request, url: U
   let result;
   try {
     const maxBytes = await allowance(ctx, request, name, uuid, owner, 0);
-    result = await appendBody(ctx.storage, request, uploadData(name, uuid), { expectedSize: 0, algorithm: digest.algorithm, create: false, maxBytes, tooLarge: () => overByteLimit(ctx.uploadLimits) });
+    result = await appendBody(ctx.storage, request, uploadData(name, uuid), { expectedSize: 0, algorithm: digest.algorithm, create: false, maxBytes, tooLarge: () => overByteLimit(ctx.uploadLimits), received: ctx.uploadBytes });
     return await commit(ctx, request, state, digest, result.hasher.digest(), result.size);
   } catch (error) {
     // no session was handed out, so nobody could resume this one
@@ -231,7 +231,7 @@ export async function patchUpload(ctx: RegistryContext, request: Request, url: U
   const live = takeHasher(ctx, name, uuid, size, "sha256") ?? (size === 0 ? createHasher("sha256") : undefined);
   const maxBytes = await allowance(ctx, request, name, uuid, state.owner, size);
   const result = await appendBody(ctx.storage, request, uploadData(name, uuid), {
-    expectedSize: size, algorithm: "sha256", hasher: live, create: false, maxBytes, tooLarge: () => overByteLimit(ctx.uploadLimits),
+    expectedSize: size, algorithm: "sha256", hasher: live, create: false, maxBytes, tooLarge: () => overByteLimit(ctx.uploadLimits), received: ctx.uploadBytes,
   });
   const next = moved(state, result.size);
   if (live) {
@@ -258,7 +258,7 @@ export async function putUpload(ctx: RegistryContext, request: Request, url: URL
     const hasher = live ?? (size === 0 ? createHasher(digest.algorithm) : undefined);
     const maxBytes = await allowance(ctx, request, name, uuid, state.owner, size);
     const result = await appendBody(ctx.storage, request, uploadData(name, uuid), {
-      expectedSize: size, algorithm: digest.algorithm, hasher, create: false, maxBytes, tooLarge: () => overByteLimit(ctx.uploadLimits),
+      expectedSize: size, algorithm: digest.algorithm, hasher, create: false, maxBytes, tooLarge: () => overByteLimit(ctx.uploadLimits), received: ctx.uploadBytes,
     });
     total = result.size;
     if (hasher) computed = hasher.digest();

@@ -97,11 +97,12 @@ describe("registry-kit serve with http.debug and health.storagedriver", () => {
     expect(new URL(debug).port).not.toBe(new URL(url).port);
 
     // A push: two blobs and a manifest.
-    const config = await pushBlob(url, "team/app", JSON.stringify({ architecture: "amd64", os: "linux" }));
+    const configText = JSON.stringify({ architecture: "amd64", os: "linux" });
+    const config = await pushBlob(url, "team/app", configText);
     const layer = await pushBlob(url, "team/app", "layer bytes");
     const manifest = JSON.stringify({
       schemaVersion: 2, mediaType: "application/vnd.oci.image.manifest.v1+json",
-      config: { mediaType: "application/vnd.oci.image.config.v1+json", digest: config, size: 35 },
+      config: { mediaType: "application/vnd.oci.image.config.v1+json", digest: config, size: configText.length },
       layers: [{ mediaType: "application/vnd.oci.image.layer.v1.tar+gzip", digest: layer, size: 11 }],
     });
     const put = await fetch(`${url}/v2/team/app/manifests/v1`, { method: "put", body: manifest, headers: { "content-type": "application/vnd.oci.image.manifest.v1+json" } });
@@ -122,6 +123,7 @@ describe("registry-kit serve with http.debug and health.storagedriver", () => {
     expect(valueOf(text, "registry_http_requests_total", { handler: "manifest", method: "put", code: "201" })).toBe(1);
     expect(valueOf(text, "registry_http_request_size_bytes_sum", { handler: "manifest" })).toBe(Buffer.byteLength(manifest));
     expect(valueOf(text, "registry_http_response_size_bytes_sum", { handler: "blob" })).toBe(11);
+    expect(valueOf(text, "registrykit_blob_upload_bytes_total")).toBe(configText.length + 11);
     expect(valueOf(text, "registry_storage_action_seconds_count", { driver: "filesystem", action: "move" })).toBeGreaterThanOrEqual(2);
     // Prometheus' own parser and linter accept the page.
     const promtool = spawnSync("promtool", ["check", "metrics"], { input: text, encoding: "utf8" });

@@ -99,6 +99,9 @@ describe("http.debug and health.storagedriver: Distribution 2.8 and registry-kit
       expect(valueOf(text, "registry_http_in_flight_requests", { handler: "blob_upload_chunk" }), which).toBe(0);
       expect(valueOf(text, "registry_storage_action_seconds_count", { driver: "filesystem", action: storageAction(which) }), which).toBeGreaterThan(0);
     }
+    // skopeo streams blobs without Content-Length; registry-kit's own counter still has every byte pushed.
+    const pushed = img.config.size + img.layers.reduce((n, l) => n + l.size, 0);
+    expect(valueOf(texts.get("registry-kit")!, "registrykit_blob_upload_bytes_total")).toBe(pushed);
   });
 
   it("both answer 503 on /debug/health and on the API while the storage root is a symlink loop, and recover", async () => {

@@ -81,6 +81,9 @@ describe("registry metrics over a push and a pull", () => {
     expect(valueOf(text, "registry_storage_action_seconds_count", { driver: "memory", action: "write" })).toBeGreaterThan(0);
     expect(valueOf(text, "registry_storage_action_seconds_count", { driver: "memory", action: "move" })).toBeGreaterThanOrEqual(2);
     expect(text).not.toContain("registrykit_storage_errors_total{");
+    // Every upload body byte stored: the config and the layer.
+    const configBytes = bytes(JSON.stringify({ architecture: "amd64", os: "linux", seed: "x" })).byteLength;
+    expect(valueOf(text, "registrykit_blob_upload_bytes_total")).toBe(configBytes + "layer-bytes-x".length);
   });
 
   it("shows an upload in flight while its body is being received", async () => {
@@ -95,7 +98,11 @@ describe("registry metrics over a push and a pull", () => {
     expect(valueOf(metrics.render(), "registry_http_in_flight_requests", { handler: "blob_upload_chunk" })).toBe(1);
     feed.close();
     expect((await patch).status).toBe(202);
-    expect(valueOf(metrics.render(), "registry_http_in_flight_requests", { handler: "blob_upload_chunk" })).toBe(0);
+    const text = metrics.render();
+    expect(valueOf(text, "registry_http_in_flight_requests", { handler: "blob_upload_chunk" })).toBe(0);
+    // A streamed body has no Content-Length; its bytes are counted as stored.
+    expect(valueOf(text, "registry_http_request_size_bytes_sum", { handler: "blob_upload_chunk" })).toBe(0);
+    expect(valueOf(text, "registrykit_blob_upload_bytes_total")).toBe("part one".length);
   });
 
   it("counts storage errors by action and code, and a handler that throws as a 500", async () => {
