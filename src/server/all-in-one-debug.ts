@@ -2,8 +2,8 @@
  * The observability of the all-in-one server: the metrics the services
  * report into (when `http.debug.prometheus.enabled`), the health checks
  * (`health.storagedriver`, `file`, `http`, `tcp`) with the gate that makes the API answer 503 while
- * one fails, and the handler of the debug listener (`/debug/health` and the
- * metrics path). The debug handler is served on `http.debug.addr` by the CLI,
+ * one fails, and the handler of the debug listener (`/debug/health`,
+ * `/debug/vars` and the metrics path). The debug handler is served on `http.debug.addr` by the CLI,
  * never on the main port.
  *
  * @module
@@ -34,6 +34,16 @@ export interface Observability {
   stop(): void;
 }
 
+/**
+ * `/debug/vars`, after Go's expvar page that Distribution's debug listener
+ * serves: the command line and the process' memory (Node's
+ * `process.memoryUsage()` in place of Go's memstats), plus the uptime.
+ */
+function debugVars(): Promise<Response> {
+  const body = JSON.stringify({ cmdline: process.argv, memstats: process.memoryUsage(), uptime_seconds: Math.round(process.uptime()) });
+  return Promise.resolve(new Response(body, { status: 200, headers: { "content-type": "application/json; charset=utf-8" } }));
+}
+
 /** Build the metrics, the health checks and the debug handler that `config` asks for. */
 export function observability(config: AllInOneConfig, storage: StorageDriver, log: LogHook): Observability {
   const debug = config.http.debug;
@@ -49,6 +59,7 @@ export function observability(config: AllInOneConfig, storage: StorageDriver, lo
     ? async (request: Request): Promise<Response> => {
         const path = new URL(request.url).pathname;
         if (path === "/debug/health") return status(request);
+        if (path === "/debug/vars" && (request.method === "GET" || request.method === "HEAD")) return debugVars();
         if (scrape && debug.prometheus && path === debug.prometheus.path) return scrape(request);
         return new Response("404 page not found\n", { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } });
       }

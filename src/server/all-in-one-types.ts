@@ -113,7 +113,8 @@ export interface AllInOne {
   /** Answers every path: the registry, the token service, the management API, 404 elsewhere. */
   handler: (request: Request) => Promise<Response>;
   /**
-   * The debug listener's handler (`http.debug.addr`): `/debug/health`, and the
+   * The debug listener's handler (`http.debug.addr`): `/debug/health`,
+   * `/debug/vars` (command line, memory, uptime as JSON), and the
    * Prometheus metrics at `http.debug.prometheus.path` when enabled; 404
    * elsewhere. Absent without `http.debug.addr`. Serve it on its own port,
    * never on the main one.

@@ -106,6 +106,10 @@ describe("createAllInOne with http.debug and health", () => {
       expect(valueOf(text, "registrykit_token_requests_total", { outcome: "issued", reason: "" })).toBe(1);
       expect(valueOf(text, "registry_storage_action_seconds_count", { driver: "inmemory", action: "stat" })).toBeGreaterThan(0);
       expect((await debug(new Request("http://d.test/metrics"))).status).toBe(404);
+      const vars = (await (await debug(new Request("http://d.test/debug/vars"))).json()) as { cmdline: string[]; memstats: { rss: number }; uptime_seconds: number };
+      expect(vars.cmdline).toEqual(process.argv);
+      expect(vars.memstats.rss).toBeGreaterThan(0);
+      expect(vars.uptime_seconds).toBeGreaterThanOrEqual(0);
     } finally {
       await app.close();
     }
