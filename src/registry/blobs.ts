@@ -36,9 +36,22 @@ function blobHeaders(digest: Digest, size: number): Headers {
   return headers;
 }
 
-/** `GET /v2/<name>/blobs/<digest>`, honouring a single byte `Range`. */
+/**
+ * `GET /v2/<name>/blobs/<digest>`, honouring a single byte `Range`; or, when
+ * redirects are on and the driver hands out a URL for the blob, a 307 to it
+ * (the client sends its `Range` there). Only after the link check, so a URL
+ * is never handed to a caller who may not see the blob in this repository.
+ */
 export async function getBlob(ctx: RegistryContext, request: Request, name: string, digest: Digest): Promise<Response> {
   const size = await linkedSize(ctx, name, digest);
+  if (ctx.redirect && ctx.storage.redirectURL) {
+    const location = await ctx.storage.redirectURL(blobData(digest), { expiresInSeconds: ctx.redirect.expiresInSeconds });
+    if (location !== undefined) {
+      const headers = baseHeaders(digestHeaders(digest.value));
+      headers.set("Location", location);
+      return new Response(null, { status: 307, headers });
+    }
+  }
   const range = parseRange(request.headers.get("range"), size);
   if (range.kind === "unsatisfiable") {
     throw new RegistryError("RANGE_INVALID", "requested range not satisfiable", 416, { size }, { "Content-Range": `bytes */${size}` });

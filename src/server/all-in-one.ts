@@ -62,6 +62,7 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
     ...(auth.authorize ? { authorize: auth.authorize } : {}),
     uploadSecret: uploadSecret.value,
     deleteEnabled: config.deleteEnabled,
+    redirect: config.redirect,
     limits: { listEntries: config.catalogMaxEntries, uploadIdleSeconds: config.uploads.idleSeconds, ...config.uploads.limits },
     log,
   });

@@ -47,7 +47,7 @@ export const SCHEMA: KeySpec = {
       uploadpurging: { enabled: "ok", age: "ok", interval: "ok", dryrun: "ok" },
       readonly: "ignored",
     },
-    redirect: "ignored",
+    redirect: { disable: "ok" },
     tag: "ignored",
     s3: {
       bucket: "ok",

@@ -130,6 +130,11 @@ export interface AllInOneConfig {
     | S3StorageConfig;
   /** `storage.delete.enabled`: whether DELETE of manifests and blobs is allowed. */
   deleteEnabled: boolean;
+  /**
+   * Blob GETs answer 307 to a presigned URL when the driver can give one (S3);
+   * `storage.redirect.disable: true` turns it off. Default on, as in Distribution.
+   */
+  redirect: boolean;
   /** `catalog.maxentries`: the largest page `/v2/_catalog` returns. */
   catalogMaxEntries: number;
   /** The `log` section. */

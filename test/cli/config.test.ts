@@ -45,6 +45,8 @@ storage:
     rootdirectory: /var/lib/registry
   delete:
     enabled: true
+  redirect:
+    disable: true
   maintenance:
     uploadpurging:
       enabled: true
@@ -70,6 +72,7 @@ describe("built-in defaults (serve without CONFIG)", () => {
       http: { host: "127.0.0.1", port: 5000, headers: [["X-Content-Type-Options", "nosniff"]], drainTimeout: 10_000, trustProxy: false },
       storage: { driver: "filesystem", rootDirectory: "/srv/app/data/registry" },
       deleteEnabled: false,
+      redirect: true,
       catalogMaxEntries: 1000,
       log: { level: "info", accessLog: true },
       auth: { service: "registry-kit", issuer: "registry-kit" },
@@ -113,12 +116,19 @@ describe("a Distribution config.yml", () => {
       },
       storage: { driver: "filesystem", rootDirectory: "/var/lib/registry" },
       deleteEnabled: true,
+      redirect: false,
       catalogMaxEntries: 250,
       log: { level: "debug", accessLog: false },
       auth: { realm: "https://auth.example.com/token", service: "registry.example.com", issuer: "auth.example.com", rootCertBundle: "/etc/registry/root.crt" },
       keyDirectory: "/srv/app/data/keys",
       uploads: { idleSeconds: 7200, purge: { intervalMs: 1_800_000, dryRun: true }, limits: {} },
     });
+  });
+
+  it("reads storage.redirect.disable (default: redirect, as Distribution) and refuses a value that is not a boolean", () => {
+    expect(resolve("version: 0.1\nstorage:\n  inmemory: {}\n").config.redirect).toBe(true);
+    expect(resolve("version: 0.1\nstorage:\n  inmemory: {}\n  redirect:\n    disable: false\n").config.redirect).toBe(true);
+    expect(() => resolve("version: 0.1\nstorage:\n  inmemory: {}\n  redirect:\n    disable: maybe\n")).toThrow(/storage\.redirect\.disable/);
   });
 
   it("reads the upload limits (registrykit.uploads) and turns the purge off with uploadpurging.enabled: false", () => {

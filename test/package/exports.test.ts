@@ -73,12 +73,12 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
   },
   "./storage": {
     values: [
-      "StorageError", "assertValidKey", "bodyChunks", "checked", "discard", "readAll", "streamOf",
+      "DEFAULT_REDIRECT_SECONDS", "StorageError", "assertValidKey", "bodyChunks", "checked", "discard", "readAll", "streamOf",
       "throwIfAborted",
     ],
     types: [
       "AppendOptions", "ByteRange", "ListOptions", "ListPage", "MoveOptions", "ObjectInfo",
-      "StorageBody", "StorageDriver", "StorageErrorCode", "WriteOptions",
+      "RedirectOptions", "StorageBody", "StorageDriver", "StorageErrorCode", "WriteOptions",
     ],
   },
   "./storage/memory": {
