@@ -23,7 +23,7 @@ import { silent } from "../http/log.js";
 import { createRegistry } from "../registry/index.js";
 import type { StorageDriver } from "../storage/driver.js";
 import { storageUserStore } from "../users/index.js";
-import { loadTokenKeys, managementAudience, registryAuthorizer, tokenServiceRoute, type TokenKeys } from "./all-in-one-auth.js";
+import { jwksRoute, loadTokenKeys, managementAudience, registryAuthorizer, tokenServiceRoute, type TokenKeys } from "./all-in-one-auth.js";
 import { startJobs } from "./all-in-one-jobs.js";
 import { pathRoute, routeHandler, type Route } from "./all-in-one-routes.js";
 import type { AllInOne, AllInOneInfo, AllInOneOptions } from "./all-in-one-types.js";
@@ -71,6 +71,7 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
   const routes: Route[] = [pathRoute("/v2", registry, true)];
   if (config.tokenService && token && config.auth) {
     routes.push(tokenServiceRoute(config.tokenService, config.auth, token.keys, users, bearerAudience, log));
+    routes.push(jwksRoute(token.keys));
   }
   if (users && config.users) {
     const bearer = bearerAudience && token && config.auth ? { audience: bearerAudience, issuer: config.auth.issuer, keys: token.keys } : undefined;

@@ -25,8 +25,16 @@ export interface TokenAuthConfig {
   service: string;
   /** `auth.token.issuer`: the `iss` tokens must carry. */
   issuer: string;
-  /** Absolute path of the PEM bundle; `undefined` = our own token service's certificate. */
+  /** Absolute path of the PEM bundle; `undefined` (and no `jwks`) = our own token service's certificate. */
   rootCertBundle?: string;
+  /** `auth.token.jwks`: absolute path of a JWKS file whose keys are trusted by `kid`, beside or instead of the bundle. */
+  jwks?: string;
+  /** `auth.token.signingalgorithms`: the JWS algorithms accepted; `undefined` = RS256/384/512, ES256/384/512. */
+  signingAlgorithms?: string[];
+  /** `auth.token.autoredirect`: the challenge's realm is built from each request's host and `autoRedirectPath`. */
+  autoRedirect?: boolean;
+  /** `auth.token.autoredirectpath`; `undefined` = our token service's path, else Distribution's `/auth/token`. */
+  autoRedirectPath?: string;
 }
 
 /** registry-kit's own token service (`registrykit.tokenservice`). */

@@ -8,7 +8,7 @@ import {
   AuthError, createJwksHandler, createTokenAuthorizer, createTokenVerifier, generatedKeys, jwksOf, parseJwks, signJwt,
   type JsonWebKeySet, type JwsAlgorithm,
 } from "../../src/auth/index.js";
-import { utf8 } from "../../src/util/bytes.js";
+import { toArrayBuffer, utf8 } from "../../src/util/bytes.js";
 import { ISSUER, SERVICE, encode, rawSign, signer } from "./helpers.js";
 
 const now = () => 1_700_000_000_000;
@@ -117,7 +117,7 @@ describe("signingalgorithms and a JWK's alg", () => {
     const { rsaA, ec, jwks, sign } = await fixture();
     const v = verifier(jwks, ["RS256", "ES256", "PS256"]);
     // HS256 with the public key's bytes as the HMAC secret (the classic confusion attack).
-    const hmac = await crypto.subtle.importKey("raw", utf8(JSON.stringify(rsaA.publicJwk)), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    const hmac = await crypto.subtle.importKey("raw", toArrayBuffer(utf8(JSON.stringify(rsaA.publicJwk))), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
     const hs = await rawSign({ alg: "HS256", typ: "JWT", kid: "rsa-a" }, claims(), hmac, { name: "HMAC" });
     await expect(v.verify(hs)).rejects.toMatchObject({ code: "algorithm_not_allowed" });
     await expect(v.verify(encode({ alg: "none", kid: "rsa-a" }, claims()))).rejects.toMatchObject({ code: "unsigned" });
@@ -150,7 +150,7 @@ describe("bad JWKS files: a clear error", () => {
 
   it("names the key and the reason: missing or duplicate kid, private material, symmetric key, alg that does not fit", async () => {
     const { rsaA, ec } = await fixture();
-    const one = (key: object) => shape({ keys: [key as JsonWebKey] });
+    const one = (key: object) => shape({ keys: [key as JsonWebKeySet["keys"][number]] });
     expect(one({ ...rsaA.publicJwk })).toThrow(/key #0: has no "kid"/);
     expect(shape({ keys: [{ ...rsaA.publicJwk, kid: "x" }, { ...ec.publicJwk, kid: "x" }] })).toThrow(/key #1 \(kid "x"\): the kid appears twice/);
     expect(one({ ...rsaA.publicJwk, kid: "p", d: "secret" })).toThrow(/kid "p"\): holds private key material \(d\)/);

@@ -155,6 +155,29 @@ registrykit:
     expect(() => resolve(`${base}  maintenance:\n    uploadpurging: { age: 0s }\n`)).toThrow(/uploadpurging\.age/);
   });
 
+  it("reads auth.token.jwks (instead of or beside rootcertbundle), signingalgorithms and autoredirect as Distribution 3", () => {
+    const external = resolve(`${MINIMAL}auth:
+  token:
+    realm: https://auth.example.com/token
+    service: registry.example.com
+    issuer: auth.example.com
+    jwks: keys/jwks.json
+    signingalgorithms: [ES256, EdDSA]
+    autoredirect: true
+`);
+    expect(external.warnings).toEqual([]);
+    expect(external.config.auth).toEqual({
+      realm: "https://auth.example.com/token", service: "registry.example.com", issuer: "auth.example.com",
+      jwks: "/srv/app/keys/jwks.json", signingAlgorithms: ["ES256", "EdDSA"], autoRedirect: true, autoRedirectPath: "/auth/token",
+    });
+    // autoredirectpath is read only with autoredirect on, as in Distribution.
+    const off = resolve(`${MINIMAL}auth: {token: {realm: "http://x/t", service: s, issuer: i, jwks: /j, rootcertbundle: /b, autoredirectpath: /elsewhere}}`);
+    expect(off.config.auth).toEqual({ realm: "http://x/t", service: "s", issuer: "i", jwks: "/j", rootCertBundle: "/b" });
+    // With our own token service the redirect path defaults to its path.
+    const own = resolve(`${MINIMAL}auth: {token: {autoredirect: true}}\nregistrykit: {tokenservice: {path: /tok}}`);
+    expect(own.config.auth).toMatchObject({ autoRedirect: true, autoRedirectPath: "/tok" });
+  });
+
   it("treats auth.token as an external token service: no token service, no users API", () => {
     const { config } = resolve(FULL);
     expect(config.tokenService).toBeUndefined();
@@ -383,6 +406,10 @@ describe("invalid values stop start-up with the key named", () => {
     [`${MINIMAL}auth: {token: {service: s, issuer: i, rootcertbundle: /b}}`, "auth.token.realm"],
     [`${MINIMAL}auth: {token: {realm: "http://x/t", service: s, issuer: "", rootcertbundle: /b}}`, "auth.token.issuer"],
     [`${MINIMAL}auth: {token: nope}`, "auth.token"],
+    [`${MINIMAL}auth: {token: {realm: "http://x/t", service: s, issuer: i, jwks: /j, signingalgorithms: [RS256, XS1]}}`, "auth.token.signingalgorithms"],
+    [`${MINIMAL}auth: {token: {realm: "http://x/t", service: s, issuer: i, jwks: /j, signingalgorithms: [HS256]}}`, "auth.token.signingalgorithms"],
+    [`${MINIMAL}auth: {token: {realm: "http://x/t", service: s, issuer: i, jwks: /j, autoredirect: "yes please"}}`, "auth.token.autoredirect"],
+    [`${MINIMAL}auth: {token: {realm: "http://x/t", service: s, issuer: i, jwks: /j, autoredirect: true, autoredirectpath: "auth"}}`, "auth.token.autoredirectpath"],
     [`${MINIMAL}registrykit: {tokenservice: {path: "no-slash"}}`, "registrykit.tokenservice.path"],
     [`${MINIMAL}registrykit: {tokenservice: {path: "/v2/token"}}`, "registrykit.tokenservice.path"],
     [`${MINIMAL}registrykit: {tokenservice: {expiration: "0s"}}`, "registrykit.tokenservice.expiration"],
