@@ -169,24 +169,26 @@ async function verifyChain(store: TrustStore, x5c: string[], now: Date): Promise
 }
 
 /**
- * Find the key that should verify a token with this header: an `x5c` chain
- * to the bundle first, else a `kid` of a trusted JWKS key (whose JWK `alg`,
- * when set, must be the token's `alg`), else a `kid` equal to a trusted key's
- * libtrust id, else a `kid` equal to its thumbprint. Throws {@link JwtError}
+ * Find the key that should verify a token with this header: a `kid` of a
+ * trusted JWKS key first (whose JWK `alg`, when set, must be the token's
+ * `alg`), else an `x5c` chain to the bundle, else a `kid` equal to a trusted
+ * key's libtrust id, else a `kid` equal to its thumbprint. Throws {@link JwtError}
  * with the reason.
  */
 export async function resolveSigningKey(store: TrustStore, header: JwtHeader, now: Date): Promise<VerificationKey> {
-  if (header.x5c !== undefined) return verifyX5c(store, header.x5c, now);
   const kid = header.kid;
-  if (kid === undefined) throw new JwtError("unknown_key", "unable to get token signing key");
-  if (typeof kid !== "string") throw new JwtError("malformed_token", "malformed token: kid is not a string");
-  const fromJwks = store.byJwksKid?.get(kid);
+  if (kid !== undefined && typeof kid !== "string") throw new JwtError("malformed_token", "malformed token: kid is not a string");
+  // A JWKS key named by kid wins over an x5c chain: the key is trusted as it
+  // is, and the chain (made for a bundle) need not lead anywhere here.
+  const fromJwks = kid === undefined ? undefined : store.byJwksKid?.get(kid);
   if (fromJwks) {
     if (fromJwks.alg !== undefined && fromJwks.alg !== header.alg) {
       throw new JwtError("algorithm_not_allowed", `unable to verify signature: key ${JSON.stringify(kid)} is for ${fromJwks.alg}, not ${JSON.stringify(header.alg)}`);
     }
     return fromJwks.key;
   }
+  if (header.x5c !== undefined) return verifyX5c(store, header.x5c, now);
+  if (kid === undefined) throw new JwtError("unknown_key", "unable to get token signing key");
   const key = store.byKid.get(kid) ?? store.byThumbprint.get(kid);
   if (!key) throw new JwtError("unknown_key", `token signed by untrusted key with ID: ${JSON.stringify(kid)}`);
   return key;

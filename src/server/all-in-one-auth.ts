@@ -120,6 +120,7 @@ export function tokenServiceRoute(
     ...(users ? { checkCredentials: storeCredentialCheck(users) } : {}),
     policy: defaultPolicy({ publicRepositories: own.publicRepositories }),
     expiresIn: own.expiration,
+    ...(own.x5c === false ? { x5c: false } : {}),
     log,
   });
   return pathRoute(own.path, tokenService, false);

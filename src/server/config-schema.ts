@@ -114,6 +114,7 @@ export const SCHEMA: KeySpec = {
       publicrepositories: "ok",
       key: "ok",
       certificate: "ok",
+      x5c: "ok",
     },
     users: {
       enabled: "ok",

@@ -49,6 +49,12 @@ export interface TokenServiceConfig {
   key?: string;
   /** PEM certificate file matching `key`; required with `key`. */
   certificate?: string;
+  /**
+   * `registrykit.tokenservice.x5c: false`: leave the certificate chain out of
+   * token headers (`kid` only), for consumers that trust our published JWKS
+   * and refuse an `x5c` they cannot chain (Distribution 3). Default: included.
+   */
+  x5c?: false;
 }
 
 /** The management API (`registrykit.users`). */

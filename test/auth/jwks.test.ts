@@ -201,6 +201,11 @@ describe("the published JWKS", () => {
     expect(await jwksOf(keys)).toEqual(set);
     const token = await signJwt(claims(), signing, { x5c: false });
     expect((await verifier(set).verify(token)).subject).toBe("alice");
+    // With the certificate chain in x5c as well (the token service's default), the JWKS kid still finds the key.
+    expect(signing.x5c?.length).toBeGreaterThan(0);
+    const withChain = await signJwt(claims({ sub: "carol" }), signing);
+    expect(JSON.parse(atob(withChain.split(".")[0]!.replace(/-/g, "+").replace(/_/g, "/")))).toHaveProperty("x5c");
+    expect((await verifier(set).verify(withChain)).subject).toBe("carol");
     expect((await handler(new Request("http://registry.test/.well-known/jwks.json", { method: "POST" }))).status).toBe(405);
     const head = await handler(new Request("http://registry.test/.well-known/jwks.json", { method: "HEAD" }));
     expect(head.status).toBe(200);
