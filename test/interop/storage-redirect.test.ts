@@ -17,7 +17,7 @@ import { useRadosgw } from "../storage/helpers/rgw.js";
 import { containersSandbox } from "./helpers/containers.js";
 import { buildTestImage, readOciLayout, type TestImage } from "./helpers/image.js";
 import { describeRun, freePort, tempDir, type Background } from "./helpers/process.js";
-import { answers, startOnConfig, writeConfig, type SameConfigServer } from "./helpers/same-config.js";
+import { startOnConfig, writeConfig, type SameConfigServer } from "./helpers/same-config.js";
 import { skopeoSandbox, type SkopeoSandbox } from "./helpers/skopeo.js";
 
 const MiB = 1024 * 1024;
@@ -98,7 +98,12 @@ describe("storage.redirect on radosgw, Distribution 2.8 and registry-kit serve o
         delete: { enabled: true },
       },
     });
-    const proc = await startOnConfig(which, config, dir, answers(`http://127.0.0.1:${port}/v2/`));
+    // Ready at a 200 from /v2/ (no auth here); registry-kit answers 503 while it starts.
+    const proc = await startOnConfig(which, config, dir, async () => {
+      const res = await fetch(`http://127.0.0.1:${port}/v2/`);
+      await res.arrayBuffer();
+      return res.status === 200;
+    });
     const proxy = await countingProxy(port);
     const running = { proc, proxy, host: `127.0.0.1:${proxy.port}` };
     started.push(running);
