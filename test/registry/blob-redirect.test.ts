@@ -87,6 +87,27 @@ describe("blob GET redirects (storage.redirect)", () => {
     expect(calls).toEqual([]);
   });
 
+  it("does not stat the blob on the redirect path, and answers BLOB_UNKNOWN when the driver finds no data to point at", async () => {
+    const inner = memoryStorage();
+    const stats: string[] = [];
+    const driver: StorageDriver = {
+      ...inner,
+      name: inner.name,
+      stat: (key) => (stats.push(key), inner.stat(key)),
+      redirectURL: async (key) => ((await inner.stat(key)) ? `https://store.example/${key}` : undefined),
+    };
+    const registry = makeRegistry({ storage: driver });
+    const digest = await pushBlob(registry, "r", "data");
+    stats.length = 0;
+    expect((await registry(req("GET", `/v2/r/blobs/${digest}`))).status).toBe(307);
+    expect(stats.filter((k) => k.endsWith("/data"))).toEqual([]);
+    const hex = digest.slice("sha256:".length);
+    await inner.delete(`blobs/sha256/${hex.slice(0, 2)}/${hex}/data`);
+    const gone = await registry(req("GET", `/v2/r/blobs/${digest}`));
+    expect(gone.status).toBe(404);
+    expect(await errorCode(gone)).toBe("BLOB_UNKNOWN");
+  });
+
   it("passes the configured lifetime, and refuses an invalid one at construction", async () => {
     const { driver, calls } = redirecting();
     const registry = makeRegistry({ storage: driver, redirect: { expiresInSeconds: 60 } });
