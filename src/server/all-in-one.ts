@@ -91,7 +91,7 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
       await jobs.stop();
       await storage.close?.();
     },
-    info: describeAllInOne(config, options.storage ? storage.name : describeStorage(config.storage), {
+    info: describeAllInOne(config, storageLine(config, options.storage ? storage.name : describeStorage(config.storage), storage), {
       auth: auth.info, token, bearerAudience, admin, uploadSecret,
     }),
   };
@@ -124,4 +124,9 @@ function describeAllInOne(
     ...(config.verify ? { verify: { intervalMs: config.verify.intervalMs, quarantine: config.verify.quarantine } } : {}),
     ...(config.ui ? { ui: { path: `${config.ui.prefix}/` } } : {}),
   };
+}
+
+/** The banner's storage line, saying when blob GETs are redirected to the store (storage.redirect). */
+function storageLine(config: AllInOneConfig, described: string, storage: StorageDriver): string {
+  return config.redirect && storage.redirectURL ? `${described}; blob GETs redirect to presigned URLs` : described;
 }

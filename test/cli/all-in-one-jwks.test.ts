@@ -110,10 +110,12 @@ describe("all-in-one: storage.redirect", () => {
 
   it("redirects blob GETs by default and serves them with storage.redirect.disable: true", async () => {
     const on = await createAllInOne(config("version: 0.1\nstorage: {inmemory: {}}\nregistrykit: {keydirectory: r1}\n"), { origin: ORIGIN, storage: redirecting() });
+    expect(on.info.storage).toBe("memory; blob GETs redirect to presigned URLs");
     const redirected = await pushAndGet(on);
     expect(redirected.status).toBe(307);
     expect(redirected.headers.get("location")).toMatch(/^https:\/\/store\.test\/blobs\/sha256\//);
     const off = await createAllInOne(config("version: 0.1\nstorage: {inmemory: {}, redirect: {disable: true}}\nregistrykit: {keydirectory: r2}\n"), { origin: ORIGIN, storage: redirecting() });
+    expect(off.info.storage).toBe("memory");
     const served = await pushAndGet(off);
     expect(served.status).toBe(200);
     expect(await served.text()).toBe("layer");
