@@ -171,7 +171,10 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   if (!hasTrust(options)) {
     throw new AuthError("config", "token verifier: rootCertBundle or jwks (or keys, trustStore, hmacSecret) is required");
   }
-  if (options.jwks !== undefined) assertJwksShape(options.jwks);
+  if (options.jwks !== undefined) {
+    if (options.keys || options.trustStore) throw new AuthError("config", "token verifier: jwks combines with rootCertBundle only, not with keys or trustStore");
+    assertJwksShape(options.jwks);
+  }
   if (options.hmacSecret !== undefined) checkHmacSecret(options.hmacSecret);
   const allowed = new Set(allowList(options.algorithms));
   if (options.hmacSecret !== undefined) allowed.add("HS256");

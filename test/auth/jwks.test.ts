@@ -133,6 +133,10 @@ describe("signingalgorithms and a JWK's alg", () => {
     expect((await v.verify(await sign(ec, "ES256", "ec-1"))).subject).toBe("alice");
   });
 
+  it("refuses jwks combined with keys or trustStore (it would be ignored)", async () => {
+    expect(() => createTokenVerifier({ issuer: ISSUER, audience: SERVICE, jwks: { keys: [] }, keys: generatedKeys() })).toThrow(/jwks combines with rootCertBundle only/);
+  });
+
   it("refuses an unknown algorithm name in the list", () => {
     expect(() => verifier({ keys: [] }, ["HS384" as JwsAlgorithm])).toThrow(/unsupported JWS algorithm in allow-list: "HS384"/);
   });
