@@ -9,6 +9,7 @@ import { AuthError, JwtError } from "./errors.js";
 import { equalBytes, fromB64, toArrayBuffer } from "../util/bytes.js";
 import type { JwtHeader } from "./jwt.js";
 import { verificationKeysFromPem } from "./keys.js";
+import type { JwksKey } from "./jwks.js";
 import { VerificationKey } from "./public-key.js";
 import { x509, type X509 } from "./x509.js";
 
@@ -24,10 +25,19 @@ export interface TrustStore {
   readonly byKid: ReadonlyMap<string, VerificationKey>;
   /** Trusted keys by RFC 7638 thumbprint (case-sensitive). */
   readonly byThumbprint: ReadonlyMap<string, VerificationKey>;
+  /**
+   * Keys of a JWKS by their own `kid` (case-sensitive), with the one
+   * algorithm each may verify when its JWK names one. Only found by that
+   * `kid`, as in Distribution 3, never by libtrust id or thumbprint.
+   */
+  readonly byJwksKid?: ReadonlyMap<string, JwksKey>;
 }
 
-/** Build a trust store from verification keys; their certificates become `x5c` anchors. */
-export function trustStoreFromKeys(keys: readonly VerificationKey[]): TrustStore {
+/**
+ * Build a trust store from verification keys (their certificates become
+ * `x5c` anchors) and the keys of a JWKS (found by their `kid` only).
+ */
+export function trustStoreFromKeys(keys: readonly VerificationKey[], jwks: readonly JwksKey[] = []): TrustStore {
   const byKid = new Map<string, VerificationKey>();
   const byThumbprint = new Map<string, VerificationKey>();
   const certificates: X509Certificate[] = [];
@@ -36,7 +46,9 @@ export function trustStoreFromKeys(keys: readonly VerificationKey[]): TrustStore
     if (!byThumbprint.has(k.thumbprint)) byThumbprint.set(k.thumbprint, k);
     if (k.certificate) certificates.push(k.certificate);
   }
-  return { certificates, keys: [...keys], byKid, byThumbprint };
+  const byJwksKid = new Map<string, JwksKey>();
+  for (const j of jwks) if (!byJwksKid.has(j.kid)) byJwksKid.set(j.kid, j);
+  return { certificates, keys: [...keys, ...jwks.map((j) => j.key)], byKid, byThumbprint, byJwksKid };
 }
 
 /**
@@ -157,15 +169,26 @@ async function verifyChain(store: TrustStore, x5c: string[], now: Date): Promise
 }
 
 /**
- * Find the key that should verify a token with this header: an `x5c` chain
- * to the bundle first, else a `kid` equal to a trusted key's libtrust id, else
- * a `kid` equal to its thumbprint. Throws {@link JwtError} with the reason.
+ * Find the key that should verify a token with this header: a `kid` of a
+ * trusted JWKS key first (whose JWK `alg`, when set, must be the token's
+ * `alg`), else an `x5c` chain to the bundle, else a `kid` equal to a trusted
+ * key's libtrust id, else a `kid` equal to its thumbprint. Throws {@link JwtError}
+ * with the reason.
  */
 export async function resolveSigningKey(store: TrustStore, header: JwtHeader, now: Date): Promise<VerificationKey> {
-  if (header.x5c !== undefined) return verifyX5c(store, header.x5c, now);
   const kid = header.kid;
+  if (kid !== undefined && typeof kid !== "string") throw new JwtError("malformed_token", "malformed token: kid is not a string");
+  // A JWKS key named by kid wins over an x5c chain: the key is trusted as it
+  // is, and the chain (made for a bundle) need not lead anywhere here.
+  const fromJwks = kid === undefined ? undefined : store.byJwksKid?.get(kid);
+  if (fromJwks) {
+    if (fromJwks.alg !== undefined && fromJwks.alg !== header.alg) {
+      throw new JwtError("algorithm_not_allowed", `unable to verify signature: key ${JSON.stringify(kid)} is for ${fromJwks.alg}, not ${JSON.stringify(header.alg)}`);
+    }
+    return fromJwks.key;
+  }
+  if (header.x5c !== undefined) return verifyX5c(store, header.x5c, now);
   if (kid === undefined) throw new JwtError("unknown_key", "unable to get token signing key");
-  if (typeof kid !== "string") throw new JwtError("malformed_token", "malformed token: kid is not a string");
   const key = store.byKid.get(kid) ?? store.byThumbprint.get(kid);
   if (!key) throw new JwtError("unknown_key", `token signed by untrusted key with ID: ${JSON.stringify(kid)}`);
   return key;

@@ -21,11 +21,13 @@ export { AuthError, JwtError } from "./errors.js";
 export type { AuthErrorCode, JwtErrorCode } from "./errors.js";
 
 // The registry's authorizer, and verification for other services.
-export { createTokenAuthorizer, createTokenVerifier, verifiedTokenOf, verifyToken } from "./verifier.js";
+export { DEFAULT_AUTO_REDIRECT_PATH, createTokenAuthorizer, createTokenVerifier, verifiedTokenOf, verifyToken } from "./verifier.js";
 export type { TokenAuthorizerOptions, TokenVerifier, TokenVerifierOptions, TrustOptions, VerifiedToken } from "./verifier.js";
 export { DEFAULT_ALGORITHMS, MIN_RSA_BITS } from "./algorithms.js";
 export type { JwsAlgorithm } from "./algorithms.js";
 export { parseCertBundle, trustStoreFromKeys } from "./cert-bundle.js";
+export { MAX_JWKS_KEYS, createJwksHandler, jwksOf, parseJwks } from "./jwks.js";
+export type { JsonWebKeySet, JwksKey } from "./jwks.js";
 export type { TrustStore } from "./cert-bundle.js";
 export { challengeResponse } from "./challenge.js";
 export type { Challenge, ChallengeError } from "./challenge.js";

@@ -10,18 +10,31 @@ import { silent, type LogHook } from "../http/log.js";
 import type { Access, Authorizer } from "./access.js";
 import { allowList, type JwsAlgorithm } from "./algorithms.js";
 import { parseCertBundle, resolveSigningKey, trustStoreFromKeys, type TrustStore } from "./cert-bundle.js";
+import { assertJwksShape, parseJwks, type JsonWebKeySet } from "./jwks.js";
 import { challengeResponse } from "./challenge.js";
 import { decodeJwt, verifySignature, type JwtHeader, type TokenClaims } from "./jwt.js";
-import { checkHmacSecret, importHmacSecret, type KeyProvider } from "./keys.js";
+import { checkHmacSecret, importHmacSecret, verificationKeysFromPem, type KeyProvider } from "./keys.js";
 import { covers, indexAccess, type AccessIndex } from "./scope.js";
 import { LruCache } from "./token-cache.js";
 import { readsRequestBasics } from "../http/request-basics.js";
 import { principalOf, rememberPrincipal } from "./principal.js";
 
-/** Where a verifier finds the keys it trusts: exactly one of these (or `hmacSecret` alone). */
+/**
+ * Where a verifier finds the keys it trusts: `rootCertBundle` and/or `jwks`,
+ * or `keys`, or `trustStore` (or `hmacSecret` alone).
+ */
 export interface TrustOptions {
   /** PEM text of the root certificate bundle (one or more certificates). */
   rootCertBundle?: string;
+  /**
+   * A JSON Web Key Set (its JSON text, or the object) whose keys are trusted,
+   * each found by the `kid` of the token header (Distribution 3's
+   * `auth.token.jwks`), alone or beside `rootCertBundle`. A JWK's `alg`, when
+   * set, limits its key to that algorithm. A malformed set is refused at
+   * construction; a key that cannot be imported fails the first
+   * verification (check it up front with `parseJwks`).
+   */
+  jwks?: string | JsonWebKeySet;
   /** A key provider whose `verificationKeys()` are trusted (rotation: list several). */
   keys?: KeyProvider;
   /** A ready trust store. */
@@ -76,6 +89,15 @@ async function loadTrust(options: TrustOptions): Promise<() => Promise<TrustStor
     const t = options.trustStore;
     return async () => t;
   }
+  if (options.jwks !== undefined) {
+    const jwks = await parseJwks(options.jwks);
+    const bundle = options.rootCertBundle !== undefined ? await verificationKeysFromPem(options.rootCertBundle) : [];
+    if (jwks.length === 0 && bundle.length === 0) {
+      throw new AuthError("invalid_key", "no token signing key: the JWKS has no signing key" + (options.rootCertBundle !== undefined ? " and the root certificate bundle none either" : ""));
+    }
+    const t = trustStoreFromKeys(bundle, jwks);
+    return async () => t;
+  }
   if (options.rootCertBundle !== undefined) {
     const t = await parseCertBundle(options.rootCertBundle);
     return async () => t;
@@ -95,6 +117,10 @@ async function loadTrust(options: TrustOptions): Promise<() => Promise<TrustStor
   }
   const empty = trustStoreFromKeys([]);
   return async () => empty;
+}
+
+function hasTrust(options: TrustOptions): boolean {
+  return Boolean(options.rootCertBundle || options.jwks !== undefined || options.keys || options.trustStore || options.hmacSecret !== undefined);
 }
 
 function audienceMatches(aud: unknown, audience: string): boolean {
@@ -142,8 +168,12 @@ function iso(seconds: number): string {
 export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
   if (!options.issuer) throw new AuthError("config", "token verifier: issuer is required");
   if (!options.audience) throw new AuthError("config", "token verifier: audience (service) is required");
-  if (!options.rootCertBundle && !options.keys && !options.trustStore && options.hmacSecret === undefined) {
-    throw new AuthError("config", "token verifier: rootCertBundle (or keys, trustStore, hmacSecret) is required");
+  if (!hasTrust(options)) {
+    throw new AuthError("config", "token verifier: rootCertBundle or jwks (or keys, trustStore, hmacSecret) is required");
+  }
+  if (options.jwks !== undefined) {
+    if (options.keys || options.trustStore) throw new AuthError("config", "token verifier: jwks combines with rootCertBundle only, not with keys or trustStore");
+    assertJwksShape(options.jwks);
   }
   if (options.hmacSecret !== undefined) checkHmacSecret(options.hmacSecret);
   const allowed = new Set(allowList(options.algorithms));
@@ -233,8 +263,18 @@ export function verifyToken(token: string, options: TokenVerifierOptions): Promi
 
 /** Options of {@link createTokenAuthorizer}: Distribution's `auth.token` block. */
 export interface TokenAuthorizerOptions extends TrustOptions {
-  /** The token endpoint URL, sent in challenges. */
+  /** The token endpoint URL, sent in challenges; required, as in Distribution, even with `autoRedirect` (which then builds the realm per request). */
   realm: string;
+  /**
+   * Distribution 3's `autoredirect`: the challenge's realm is built from each
+   * request as `<scheme>://<host><path>`: the request's host (its `Host`),
+   * `X-Forwarded-Proto` when it says `http` or `https`, else the scheme the
+   * request came on (Distribution says `https` then), and `path` (default
+   * {@link DEFAULT_AUTO_REDIRECT_PATH}, Distribution's `autoredirectpath`).
+   * For a registry reached under several names, each client is sent to the
+   * token endpoint on the name it used.
+   */
+  autoRedirect?: boolean | { path?: string };
   /** This registry's name: sent in challenges and required as `aud`. */
   service: string;
   /** Required `iss`. */
@@ -249,6 +289,25 @@ export interface TokenAuthorizerOptions extends TrustOptions {
   log?: LogHook;
   /** Clock, ms since epoch (for tests). */
   now?: () => number;
+}
+
+/** Distribution 3's default `autoredirectpath`. */
+export const DEFAULT_AUTO_REDIRECT_PATH = "/auth/token";
+
+/** The realm of a challenge to `request`: fixed, or built from the request with `autoRedirect`. */
+function realmFor(options: TokenAuthorizerOptions): (request: Request) => string {
+  const auto = options.autoRedirect;
+  if (!auto) return () => options.realm;
+  const path = (typeof auto === "object" ? auto.path : undefined) ?? DEFAULT_AUTO_REDIRECT_PATH;
+  if (!path.startsWith("/") || /[\s"\\?#]/.test(path)) {
+    throw new AuthError("config", `token auth: autoRedirect path must be an absolute path without spaces, quotes, ? or #: ${JSON.stringify(path)}`);
+  }
+  return (request) => {
+    const url = new URL(request.url);
+    const forwarded = request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim().toLowerCase();
+    const scheme = forwarded === "http" || forwarded === "https" ? forwarded : url.protocol.slice(0, -1);
+    return `${scheme}://${url.host}${path}`;
+  };
 }
 
 /** Extract a non-empty Bearer token; anything else (Basic, empty Bearer) counts as no credentials. */
@@ -277,17 +336,18 @@ export function verifiedTokenOf(request: Request): VerifiedToken | undefined {
  */
 export function createTokenAuthorizer(options: TokenAuthorizerOptions): Authorizer {
   const missing: string[] = (["realm", "service", "issuer"] as const).filter((k) => !options[k]);
-  if (!options.rootCertBundle && !options.keys && !options.trustStore && options.hmacSecret === undefined) missing.push("rootCertBundle");
-  if (missing.length > 0) throw new AuthError("config", `token auth: ${missing.join(", ")} required (auth.token needs realm, service, issuer and rootcertbundle)`);
+  if (!hasTrust(options)) missing.push("rootCertBundle or jwks");
+  if (missing.length > 0) throw new AuthError("config", `token auth: ${missing.join(", ")} required (auth.token needs realm, service, issuer and rootcertbundle or jwks)`);
   const log = options.log ?? silent;
   const verifier = createTokenVerifier({ ...options, audience: options.service });
-  const { realm, service } = options;
+  const { service } = options;
+  const realmOf = realmFor(options);
 
   return readsRequestBasics<Authorizer>(async (request, needed) => {
     const token = bearerToken(request.headers.get("authorization"));
     if (token === undefined) {
       log({ level: "info", msg: "authorization token required", method: request.method, url: request.url });
-      return await challengeResponse({ realm, service, needed }, request.method, request);
+      return await challengeResponse({ realm: realmOf(request), service, needed }, request.method, request);
     }
     let verified: VerifiedToken;
     try {
@@ -295,11 +355,11 @@ export function createTokenAuthorizer(options: TokenAuthorizerOptions): Authoriz
     } catch (e) {
       const reason = e instanceof JwtError ? e.message : `token verification failed: ${(e as Error)?.message ?? String(e)}`;
       log({ level: "info", msg: "invalid token", reason, method: request.method, url: request.url });
-      return await challengeResponse({ realm, service, needed, error: "invalid_token" }, request.method, request);
+      return await challengeResponse({ realm: realmOf(request), service, needed, error: "invalid_token" }, request.method, request);
     }
     if (!covers(verified.index, needed)) {
       log({ level: "info", msg: "insufficient scope", subject: verified.subject, method: request.method, url: request.url });
-      return await challengeResponse({ realm, service, needed, error: "insufficient_scope" }, request.method, request);
+      return await challengeResponse({ realm: realmOf(request), service, needed, error: "insufficient_scope" }, request.method, request);
     }
     rememberPrincipal(request, verified);
     return undefined;

@@ -51,7 +51,10 @@ export function bannerLines(url: string, info: AllInOneInfo, version: string, li
   else if (info.auth.mode === "htpasswd") lines.push(`  auth            htpasswd ${info.auth.path} (Basic, realm "${info.auth.realm}")`);
   else {
     lines.push(`  auth            token, realm ${info.auth.realm} (service "${info.auth.service}", issuer "${info.auth.issuer}")`);
-    if (info.auth.external) lines.push(`                  external token service; trusting ${info.auth.rootCertBundle}`);
+    if (info.auth.external) {
+      const trusted = [info.auth.rootCertBundle, info.auth.jwks && `JWKS ${info.auth.jwks}`].filter(Boolean).join(" and ");
+      lines.push(`                  external token service; trusting ${trusted}`);
+    }
   }
   lines.push(`  storage         ${info.storage}`);
   if (info.verify) lines.push(`  verify          every ${formatInterval(info.verify.intervalMs)}, ${info.verify.quarantine ? "quarantine on" : "report only"}`);

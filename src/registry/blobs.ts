@@ -18,9 +18,14 @@ function blobUnknown(digest: Digest): RegistryError {
   return new RegistryError("BLOB_UNKNOWN", "blob unknown to registry", 404, { digest: digest.value });
 }
 
+/** Throw `BLOB_UNKNOWN` unless the blob is linked in `name`. */
+async function requireLink(ctx: RegistryContext, name: string, digest: Digest): Promise<void> {
+  if (!(await exists(ctx.storage, layerLink(name, digest)))) throw blobUnknown(digest);
+}
+
 /** Size of a blob linked in `name`, or throw `BLOB_UNKNOWN`. */
 async function linkedSize(ctx: RegistryContext, name: string, digest: Digest): Promise<number> {
-  if (!(await exists(ctx.storage, layerLink(name, digest)))) throw blobUnknown(digest);
+  await requireLink(ctx, name, digest);
   const info = await ctx.storage.stat(blobData(digest));
   if (!info) throw blobUnknown(digest);
   return info.size;
@@ -36,8 +41,23 @@ function blobHeaders(digest: Digest, size: number): Headers {
   return headers;
 }
 
-/** `GET /v2/<name>/blobs/<digest>`, honouring a single byte `Range`. */
+/**
+ * `GET /v2/<name>/blobs/<digest>`, honouring a single byte `Range`; or, when
+ * redirects are on and the driver hands out a URL for the blob, a 307 to it
+ * (the client sends its `Range` there). Only after the link check, so a URL
+ * is never handed to a caller who may not see the blob in this repository.
+ */
 export async function getBlob(ctx: RegistryContext, request: Request, name: string, digest: Digest): Promise<Response> {
+  if (ctx.redirect && ctx.storage.redirectURL) {
+    // No stat: the driver's URL check already finds a missing blob (then undefined, and the stat below says 404).
+    await requireLink(ctx, name, digest);
+    const location = await ctx.storage.redirectURL(blobData(digest), { expiresInSeconds: ctx.redirect.expiresInSeconds });
+    if (location !== undefined) {
+      const headers = baseHeaders(digestHeaders(digest.value));
+      headers.set("Location", location);
+      return new Response(null, { status: 307, headers });
+    }
+  }
   const size = await linkedSize(ctx, name, digest);
   const range = parseRange(request.headers.get("range"), size);
   if (range.kind === "unsatisfiable") {

@@ -33,6 +33,8 @@ export interface RegistryContext {
    * the upload at commit. Any other process simply re-reads (rule 5 holds).
    */
   liveHashers: Map<string, { hasher: StreamHasher; offset: number }>;
+  /** Blob GETs answer 307 to the driver's `redirectURL` with this lifetime; `undefined` = never. */
+  redirect: { expiresInSeconds: number } | undefined;
   /** Short-lived cache of tag → digest and manifest metadata/bytes (see manifest-cache.ts). */
   manifests: ManifestCache;
   /** `registrykit_blob_upload_bytes_total`, when the registry has metrics: bytes of upload bodies stored. */

@@ -14,7 +14,7 @@
 import { allowAll, type Authorizer } from "../auth/access.js";
 import { silent, type LogHook } from "../http/log.js";
 import { onlyReadsRequestBasics, readsRequestBasics } from "../http/request-basics.js";
-import { StorageError, checked, type StorageDriver } from "../storage/driver.js";
+import { DEFAULT_REDIRECT_SECONDS, StorageError, checked, type StorageDriver } from "../storage/driver.js";
 import { neededAccess, type MountRequest } from "./access.js";
 import { deleteBlob, getBlob, headBlob } from "./blobs.js";
 import { listCatalog } from "./catalog.js";
@@ -98,6 +98,23 @@ export interface RegistryOptions {
    * `referrers`), method and status; see docs/metrics.md. Default: none.
    */
   metrics?: Metrics;
+  /**
+   * Blob GETs answer `307 Temporary Redirect` to a time-limited URL of the
+   * blob when the storage driver offers one ({@link StorageDriver.redirectURL},
+   * e.g. an S3 presigned URL), so the bytes flow from the store to the client.
+   * HEAD is always answered here. Default `true`, as Distribution's
+   * `storage.redirect` (only drivers with the capability redirect); `false`
+   * serves every blob through the registry. `expiresInSeconds` sets the URL's
+   * lifetime (default 1200).
+   */
+  redirect?: boolean | { expiresInSeconds?: number };
+}
+
+function redirectSetting(option: RegistryOptions["redirect"]): RegistryContext["redirect"] {
+  if (option === false) return undefined;
+  const seconds = (typeof option === "object" ? option.expiresInSeconds : undefined) ?? DEFAULT_REDIRECT_SECONDS;
+  if (!Number.isSafeInteger(seconds) || seconds < 1) throw new TypeError("redirect.expiresInSeconds must be a positive whole number");
+  return { expiresInSeconds: seconds };
 }
 
 /** A fetch handler. */
@@ -146,6 +163,7 @@ export function createRegistry(options: RegistryOptions): RegistryHandler {
     uploadBytes: options.metrics
       ?.counter("registrykit_blob_upload_bytes_total", "Bytes of blob upload bodies received and stored (chunked bodies included)")
       .labels(),
+    redirect: redirectSetting(options.redirect),
   };
   const authorize = options.authorize ?? allowAll;
 

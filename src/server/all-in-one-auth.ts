@@ -11,7 +11,8 @@ import { instrumentHandler } from "../http/metrics.js";
 import type { Metrics } from "../util/metrics.js";
 import { readFile } from "node:fs/promises";
 import {
-  createBasicAuthorizer, createTokenAuthorizer, createTokenService, defaultPolicy, pemKeys, type Authorizer, type KeyProvider,
+  createBasicAuthorizer, createJwksHandler, createTokenAuthorizer, createTokenService, defaultPolicy, parseJwks, pemKeys,
+  type Authorizer, type JwsAlgorithm, type KeyProvider,
 } from "../auth/index.js";
 import { htpasswdCredentials } from "../auth/htpasswd.node.js";
 import { pemKeysFromFiles } from "../auth/keys.node.js";
@@ -79,14 +80,24 @@ export async function registryAuthorizer(
   }
   if (!config.auth) return { info: { mode: "none" } };
   const realm = config.auth.realm ?? `${config.http.publicUrl ?? origin ?? localOrigin(config)}${config.tokenService?.path ?? "/"}`;
-  const bundle = config.auth.rootCertBundle;
-  const trust = bundle !== undefined ? { rootCertBundle: await readFile(bundle, "utf8") } : { keys: tokenKeys as KeyProvider };
-  const authorize = createTokenAuthorizer({ realm, service: config.auth.service, issuer: config.auth.issuer, ...trust, log });
+  const { rootCertBundle: bundle, jwks, signingAlgorithms, autoRedirect, autoRedirectPath } = config.auth;
+  const trust = bundle !== undefined || jwks !== undefined
+    ? {
+        ...(bundle !== undefined ? { rootCertBundle: await readFile(bundle, "utf8") } : {}),
+        ...(jwks !== undefined ? { jwks: await readJwksFile(jwks, bundle !== undefined) } : {}),
+      }
+    : { keys: tokenKeys as KeyProvider };
+  const authorize = createTokenAuthorizer({
+    realm, service: config.auth.service, issuer: config.auth.issuer, ...trust, log,
+    ...(signingAlgorithms ? { algorithms: signingAlgorithms as JwsAlgorithm[] } : {}),
+    ...(autoRedirect ? { autoRedirect: { ...(autoRedirectPath !== undefined ? { path: autoRedirectPath } : {}) } } : {}),
+  });
   return {
     authorize,
     info: {
       mode: "token", realm, service: config.auth.service, issuer: config.auth.issuer, external: !config.tokenService,
       ...(bundle !== undefined ? { rootCertBundle: bundle } : {}),
+      ...(jwks !== undefined ? { jwks } : {}),
     },
   };
 }
@@ -112,10 +123,42 @@ export function tokenServiceRoute(
     ...(users ? { checkCredentials: storeCredentialCheck(users) } : {}),
     policy: defaultPolicy({ publicRepositories: own.publicRepositories }),
     expiresIn: own.expiration,
+    ...(own.x5c === false ? { x5c: false } : {}),
     log,
     ...(metrics ? { metrics } : {}),
   });
   return pathRoute(own.path, metrics ? instrumentHandler(tokenService, metrics, "token") : tokenService, false);
+}
+
+/** The largest JWKS file read (a JWKS of 256 RSA-4096 keys is about 200 KiB). */
+const MAX_JWKS_FILE = 1024 * 1024;
+
+/**
+ * Read and check `auth.token.jwks` at start-up, so a bad file stops the
+ * server with the file's name and the reason rather than failing each token.
+ */
+async function readJwksFile(path: string, withBundle: boolean): Promise<string> {
+  const text = await readFile(path, "utf8").catch((e: NodeJS.ErrnoException) => {
+    throw new Error(`auth.token.jwks: cannot read ${path}: ${e.code ?? e.message}`);
+  });
+  if (text.length > MAX_JWKS_FILE) throw new Error(`auth.token.jwks: ${path} is larger than 1 MiB`);
+  const keys = await parseJwks(text).catch((e: Error) => {
+    throw new Error(`auth.token.jwks: ${path}: ${e.message}`);
+  });
+  if (keys.length === 0 && !withBundle) throw new Error(`auth.token.jwks: ${path} holds no signing key (and there is no rootcertbundle)`);
+  return text;
+}
+
+/** Where our token service publishes its verification keys as a JWKS. */
+export const JWKS_PATH = "/.well-known/jwks.json";
+
+/**
+ * `GET /.well-known/jwks.json`: our token service's public keys as a JWKS,
+ * each with the `kid` its tokens carry, for Distribution 3's
+ * `auth.token.jwks` or any JWKS consumer.
+ */
+export function jwksRoute(keys: KeyProvider): Route {
+  return pathRoute(JWKS_PATH, createJwksHandler(keys), false);
 }
 
 function localOrigin(config: AllInOneConfig): string {

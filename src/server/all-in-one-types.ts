@@ -57,6 +57,8 @@ export interface AllInOneInfo {
         external: boolean;
         /** The PEM bundle tokens are verified with, when configured. */
         rootCertBundle?: string;
+        /** The JWKS file tokens are verified with, when configured. */
+        jwks?: string;
       };
   /** Our own token service, when served. */
   tokenService?: {

@@ -23,7 +23,7 @@ import { silent } from "../http/log.js";
 import { createRegistry } from "../registry/index.js";
 import type { StorageDriver } from "../storage/driver.js";
 import { storageUserStore } from "../users/index.js";
-import { loadTokenKeys, managementAudience, registryAuthorizer, tokenServiceRoute, type TokenKeys } from "./all-in-one-auth.js";
+import { jwksRoute, loadTokenKeys, managementAudience, registryAuthorizer, tokenServiceRoute, type TokenKeys } from "./all-in-one-auth.js";
 import { startJobs } from "./all-in-one-jobs.js";
 import { pathRoute, routeHandler, type Route } from "./all-in-one-routes.js";
 import type { AllInOne, AllInOneInfo, AllInOneOptions } from "./all-in-one-types.js";
@@ -65,6 +65,7 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
     ...(auth.authorize ? { authorize: auth.authorize } : {}),
     uploadSecret: uploadSecret.value,
     deleteEnabled: config.deleteEnabled,
+    redirect: config.redirect,
     limits: { listEntries: config.catalogMaxEntries, uploadIdleSeconds: config.uploads.idleSeconds, ...config.uploads.limits },
     log,
     ...(metrics ? { metrics } : {}),
@@ -74,6 +75,7 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
   const routes: Route[] = [pathRoute("/v2", registry, true)];
   if (config.tokenService && token && config.auth) {
     routes.push(tokenServiceRoute(config.tokenService, config.auth, token.keys, users, bearerAudience, log, metrics));
+    routes.push(jwksRoute(token.keys));
   }
   if (users && config.users) {
     const bearer = bearerAudience && token && config.auth ? { audience: bearerAudience, issuer: config.auth.issuer, keys: token.keys } : undefined;
@@ -96,7 +98,7 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
       await jobs.stop();
       await storage.close?.();
     },
-    info: describeAllInOne(config, options.storage ? opened.name : describeStorage(config.storage), {
+    info: describeAllInOne(config, storageLine(config, options.storage ? opened.name : describeStorage(config.storage), storage), {
       auth: auth.info, token, bearerAudience, admin, uploadSecret,
     }),
   };
@@ -129,4 +131,9 @@ function describeAllInOne(
     ...(config.verify ? { verify: { intervalMs: config.verify.intervalMs, quarantine: config.verify.quarantine } } : {}),
     ...(config.ui ? { ui: { path: `${config.ui.prefix}/` } } : {}),
   };
+}
+
+/** The banner's storage line, saying when blob GETs are redirected to the store (storage.redirect). */
+function storageLine(config: AllInOneConfig, described: string, storage: StorageDriver): string {
+  return config.redirect && storage.redirectURL ? `${described}; blob GETs redirect to presigned URLs` : described;
 }

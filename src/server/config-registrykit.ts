@@ -33,6 +33,7 @@ export function resolveTokenService({ opt, named, abs }: ConfigReader): TokenSer
     expiration: Math.round((opt("registrykit.tokenservice.expiration", duration) ?? 300_000) / 1000),
     publicRepositories: opt("registrykit.tokenservice.publicrepositories", stringList) ?? [],
     ...(key !== undefined && certificate !== undefined ? { key: abs(key), certificate: abs(certificate) } : {}),
+    ...(opt("registrykit.tokenservice.x5c", bool) === false ? { x5c: false } : {}),
   };
   if (tokenService.expiration < 1) throw new ConfigError(named("registrykit.tokenservice.expiration"), "must be at least 1s");
   return tokenService;

@@ -26,8 +26,16 @@ export interface TokenAuthConfig {
   service: string;
   /** `auth.token.issuer`: the `iss` tokens must carry. */
   issuer: string;
-  /** Absolute path of the PEM bundle; `undefined` = our own token service's certificate. */
+  /** Absolute path of the PEM bundle; `undefined` (and no `jwks`) = our own token service's certificate. */
   rootCertBundle?: string;
+  /** `auth.token.jwks`: absolute path of a JWKS file whose keys are trusted by `kid`, beside or instead of the bundle. */
+  jwks?: string;
+  /** `auth.token.signingalgorithms`: the JWS algorithms accepted; `undefined` = RS256/384/512, ES256/384/512. */
+  signingAlgorithms?: string[];
+  /** `auth.token.autoredirect`: the challenge's realm is built from each request's host and `autoRedirectPath`. */
+  autoRedirect?: boolean;
+  /** `auth.token.autoredirectpath`; `undefined` = our token service's path, else Distribution's `/auth/token`. */
+  autoRedirectPath?: string;
 }
 
 /** registry-kit's own token service (`registrykit.tokenservice`). */
@@ -42,6 +50,12 @@ export interface TokenServiceConfig {
   key?: string;
   /** PEM certificate file matching `key`; required with `key`. */
   certificate?: string;
+  /**
+   * `registrykit.tokenservice.x5c: false`: leave the certificate chain out of
+   * token headers (`kid` only), for consumers that trust our published JWKS
+   * and refuse an `x5c` they cannot chain (Distribution 3). Default: included.
+   */
+  x5c?: false;
 }
 
 /** The management API (`registrykit.users`). */
@@ -135,6 +149,11 @@ export interface AllInOneConfig {
     | S3StorageConfig;
   /** `storage.delete.enabled`: whether DELETE of manifests and blobs is allowed. */
   deleteEnabled: boolean;
+  /**
+   * Blob GETs answer 307 to a presigned URL when the driver can give one (S3);
+   * `storage.redirect.disable: true` turns it off. Default on, as in Distribution.
+   */
+  redirect: boolean;
   /** `catalog.maxentries`: the largest page `/v2/_catalog` returns. */
   catalogMaxEntries: number;
   /** The `log` section. */

@@ -100,6 +100,7 @@ export function resolveConfig(input: ResolveInput): Resolved {
     ...optional("health", health),
     storage,
     deleteEnabled: opt("storage.delete.enabled", bool) ?? false,
+    redirect: !(opt("storage.redirect.disable", bool) ?? false),
     catalogMaxEntries: opt("catalog.maxentries", positiveInt) ?? 1000,
     log: {
       level: opt("log.level", logLevel) ?? "info",

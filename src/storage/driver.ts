@@ -109,9 +109,37 @@ export interface StorageDriver {
   /** List keys under a prefix (`prefix` + `/`, recursively), in lexical order, paged. */
   list(prefix: string, options?: ListOptions): Promise<ListPage>;
 
+  /**
+   * Optional capability: a time-limited URL from which any HTTP client can
+   * `GET` exactly the bytes `key` holds now, without credentials, until the
+   * URL expires. The registry answers a blob `GET` with a 307 to it, so the
+   * bytes flow from the store to the client and not through the registry
+   * (`storage.redirect` in Distribution). Resolves to `undefined` when the
+   * driver cannot hand out a URL for this object (it is missing, or not stored
+   * as one object, e.g. an upload still being assembled); the caller then
+   * reads it as usual. Anyone holding the URL can read the object, so callers
+   * hand it only to a client already authorized to read it. Drivers without
+   * such URLs (memory, fs) leave this out. The S3 driver gives a SigV4
+   * presigned GET URL.
+   */
+  redirectURL?(key: string, options?: RedirectOptions): Promise<string | undefined>;
+
   /** Release resources (file handles, sockets). Optional. */
   close?(): Promise<void>;
 }
+
+/** Options for {@link StorageDriver.redirectURL}. */
+export interface RedirectOptions {
+  /**
+   * How long the URL stays valid, in seconds; default
+   * {@link DEFAULT_REDIRECT_SECONDS}. A driver may cap it at what its store
+   * allows (S3: 7 days).
+   */
+  expiresInSeconds?: number;
+}
+
+/** The default lifetime of a {@link StorageDriver.redirectURL}: 20 minutes, as Distribution's S3 driver. */
+export const DEFAULT_REDIRECT_SECONDS = 1200;
 
 /** Options for {@link StorageDriver.write}. */
 export interface WriteOptions {
@@ -251,6 +279,17 @@ export function checked(driver: StorageDriver): StorageDriver {
     list: async (prefix, options) => (assertValidKey(prefix), driver.list(prefix, options)),
     close: async () => driver.close?.(),
   };
+  const redirect = driver.redirectURL?.bind(driver);
+  if (redirect) {
+    wrapped.redirectURL = async (key, options) => {
+      assertValidKey(key);
+      const seconds = options?.expiresInSeconds;
+      if (seconds !== undefined && (!Number.isSafeInteger(seconds) || seconds < 1)) {
+        throw new StorageError("invalid_range", "redirect lifetime must be a positive whole number of seconds");
+      }
+      return redirect(key, options);
+    };
+  }
   return wrapped;
 }
 

@@ -5,7 +5,7 @@
  *
  * @module
  */
-export { StorageError, assertValidKey, checked } from "./driver.js";
+export { DEFAULT_REDIRECT_SECONDS, StorageError, assertValidKey, checked } from "./driver.js";
 export type {
   AppendOptions,
   ByteRange,
@@ -13,6 +13,7 @@ export type {
   ListPage,
   MoveOptions,
   ObjectInfo,
+  RedirectOptions,
   StorageBody,
   StorageDriver,
   StorageErrorCode,

@@ -197,7 +197,7 @@ describe("the composition opens the S3 driver", () => {
     const { config } = resolve(storage("regionendpoint: http://127.0.0.1:9\nrootdirectory: prod"));
     const app = await createAllInOne({ ...config, http: { ...config.http, secret: "shared-secret" } });
     try {
-      expect(app.info.storage).toBe("s3 bucket registry at http://127.0.0.1:9, prefix prod/");
+      expect(app.info.storage).toBe("s3 bucket registry at http://127.0.0.1:9, prefix prod/; blob GETs redirect to presigned URLs");
       expect(app.info.storage).not.toMatch(/AKIAEXAMPLE|s3cr3t/);
       expect(app.info.uploadSecret).toEqual({ source: "config", created: false });
     } finally {

@@ -45,6 +45,8 @@ storage:
     rootdirectory: /var/lib/registry
   delete:
     enabled: true
+  redirect:
+    disable: true
   maintenance:
     uploadpurging:
       enabled: true
@@ -70,6 +72,7 @@ describe("built-in defaults (serve without CONFIG)", () => {
       http: { host: "127.0.0.1", port: 5000, headers: [["X-Content-Type-Options", "nosniff"]], drainTimeout: 10_000, trustProxy: false },
       storage: { driver: "filesystem", rootDirectory: "/srv/app/data/registry" },
       deleteEnabled: false,
+      redirect: true,
       catalogMaxEntries: 1000,
       log: { level: "info", accessLog: true },
       auth: { service: "registry-kit", issuer: "registry-kit" },
@@ -113,12 +116,19 @@ describe("a Distribution config.yml", () => {
       },
       storage: { driver: "filesystem", rootDirectory: "/var/lib/registry" },
       deleteEnabled: true,
+      redirect: false,
       catalogMaxEntries: 250,
       log: { level: "debug", accessLog: false },
       auth: { realm: "https://auth.example.com/token", service: "registry.example.com", issuer: "auth.example.com", rootCertBundle: "/etc/registry/root.crt" },
       keyDirectory: "/srv/app/data/keys",
       uploads: { idleSeconds: 7200, purge: { intervalMs: 1_800_000, dryRun: true }, limits: {} },
     });
+  });
+
+  it("reads storage.redirect.disable (default: redirect, as Distribution) and refuses a value that is not a boolean", () => {
+    expect(resolve("version: 0.1\nstorage:\n  inmemory: {}\n").config.redirect).toBe(true);
+    expect(resolve("version: 0.1\nstorage:\n  inmemory: {}\n  redirect:\n    disable: false\n").config.redirect).toBe(true);
+    expect(() => resolve("version: 0.1\nstorage:\n  inmemory: {}\n  redirect:\n    disable: maybe\n")).toThrow(/storage\.redirect\.disable/);
   });
 
   it("reads the upload limits (registrykit.uploads) and turns the purge off with uploadpurging.enabled: false", () => {
@@ -143,6 +153,29 @@ registrykit:
     expect(() => resolve(`${base}registrykit:\n  uploads: { bytesperuser: lots }\n`)).toThrow(/registrykit\.uploads\.bytesperuser/);
     expect(() => resolve(`${base}registrykit:\n  uploads: { peruser: 0 }\n`)).toThrow(/registrykit\.uploads\.peruser/);
     expect(() => resolve(`${base}  maintenance:\n    uploadpurging: { age: 0s }\n`)).toThrow(/uploadpurging\.age/);
+  });
+
+  it("reads auth.token.jwks (instead of or beside rootcertbundle), signingalgorithms and autoredirect as Distribution 3", () => {
+    const external = resolve(`${MINIMAL}auth:
+  token:
+    realm: https://auth.example.com/token
+    service: registry.example.com
+    issuer: auth.example.com
+    jwks: keys/jwks.json
+    signingalgorithms: [ES256, EdDSA]
+    autoredirect: true
+`);
+    expect(external.warnings).toEqual([]);
+    expect(external.config.auth).toEqual({
+      realm: "https://auth.example.com/token", service: "registry.example.com", issuer: "auth.example.com",
+      jwks: "/srv/app/keys/jwks.json", signingAlgorithms: ["ES256", "EdDSA"], autoRedirect: true, autoRedirectPath: "/auth/token",
+    });
+    // autoredirectpath is read only with autoredirect on, as in Distribution.
+    const off = resolve(`${MINIMAL}auth: {token: {realm: "http://x/t", service: s, issuer: i, jwks: /j, rootcertbundle: /b, autoredirectpath: /elsewhere}}`);
+    expect(off.config.auth).toEqual({ realm: "http://x/t", service: "s", issuer: "i", jwks: "/j", rootCertBundle: "/b" });
+    // With our own token service the redirect path defaults to its path.
+    const own = resolve(`${MINIMAL}auth: {token: {autoredirect: true}}\nregistrykit: {tokenservice: {path: /tok}}`);
+    expect(own.config.auth).toMatchObject({ autoRedirect: true, autoRedirectPath: "/tok" });
   });
 
   it("treats auth.token as an external token service: no token service, no users API", () => {
@@ -373,6 +406,10 @@ describe("invalid values stop start-up with the key named", () => {
     [`${MINIMAL}auth: {token: {service: s, issuer: i, rootcertbundle: /b}}`, "auth.token.realm"],
     [`${MINIMAL}auth: {token: {realm: "http://x/t", service: s, issuer: "", rootcertbundle: /b}}`, "auth.token.issuer"],
     [`${MINIMAL}auth: {token: nope}`, "auth.token"],
+    [`${MINIMAL}auth: {token: {realm: "http://x/t", service: s, issuer: i, jwks: /j, signingalgorithms: [RS256, XS1]}}`, "auth.token.signingalgorithms"],
+    [`${MINIMAL}auth: {token: {realm: "http://x/t", service: s, issuer: i, jwks: /j, signingalgorithms: [HS256]}}`, "auth.token.signingalgorithms"],
+    [`${MINIMAL}auth: {token: {realm: "http://x/t", service: s, issuer: i, jwks: /j, autoredirect: "yes please"}}`, "auth.token.autoredirect"],
+    [`${MINIMAL}auth: {token: {realm: "http://x/t", service: s, issuer: i, jwks: /j, autoredirect: true, autoredirectpath: "auth"}}`, "auth.token.autoredirectpath"],
     [`${MINIMAL}registrykit: {tokenservice: {path: "no-slash"}}`, "registrykit.tokenservice.path"],
     [`${MINIMAL}registrykit: {tokenservice: {path: "/v2/token"}}`, "registrykit.tokenservice.path"],
     [`${MINIMAL}registrykit: {tokenservice: {expiration: "0s"}}`, "registrykit.tokenservice.expiration"],

@@ -40,19 +40,19 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
   },
   "./auth": {
     values: [
-      "AuthError", "DEFAULT_ALGORITHMS", "JwtError", "MAX_TOKEN_LENGTH", "MIN_RSA_BITS",
+      "AuthError", "DEFAULT_ALGORITHMS", "DEFAULT_AUTO_REDIRECT_PATH", "JwtError", "MAX_JWKS_KEYS", "MAX_TOKEN_LENGTH", "MIN_RSA_BITS",
       "VerificationKey", "aclPolicy", "allowAll", "bindingClaims", "challengeResponse", "covers",
-      "createBasicAuthorizer", "createTokenAuthorizer", "createTokenService", "createTokenVerifier", "cryptoKeys",
+      "createBasicAuthorizer", "createJwksHandler", "createTokenAuthorizer", "createTokenService", "createTokenVerifier", "cryptoKeys",
       "decodeJwt", "defaultPolicy", "defaultRules", "formatScope", "generateSigningKeyPem",
-      "generatedKeys", "hmacKeys", "htpasswdCheck", "indexAccess", "jwkThumbprint", "libtrustKeyId",
-      "libtrustKeyIdOf", "matchesBinding", "memoryCredentials", "parseCertBundle", "parseScope",
+      "generatedKeys", "hmacKeys", "htpasswdCheck", "indexAccess", "jwkThumbprint", "jwksOf", "libtrustKeyId",
+      "libtrustKeyIdOf", "matchesBinding", "memoryCredentials", "parseCertBundle", "parseJwks", "parseScope",
       "pemKeys", "signJwt", "trustStoreFromKeys", "verifiedTokenOf", "verifyToken",
     ],
     types: [
       "Access", "AccessIndex", "AccessPolicy", "AclMatch", "AclRule", "AuthErrorCode", "Authorizer",
       "BasicAuthorizerOptions", "BindingClaims", "Challenge", "ChallengeError", "CredentialCheck", "CryptoKeysOptions",
       "DecodedJwt", "DefaultPolicyOptions", "GenerateKeyOptions", "GeneratedKeyProvider",
-      "HmacKeysOptions", "HtpasswdCheck", "JwsAlgorithm", "JwtErrorCode", "JwtHeader", "KeyPem", "KeyProvider",
+      "HmacKeysOptions", "HtpasswdCheck", "JsonWebKeySet", "JwksKey", "JwsAlgorithm", "JwtErrorCode", "JwtHeader", "KeyPem", "KeyProvider",
       "MemoryCredentials", "MemoryUser", "PemKeysOptions", "Principal", "SignOptions", "SigningKey",
       "TokenAuthorizerOptions", "TokenClaims", "TokenResponseBody", "TokenServiceOptions",
       "TokenVerifier", "TokenVerifierOptions", "TrustOptions", "TrustStore", "VerifiedToken",
@@ -76,12 +76,12 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
   },
   "./storage": {
     values: [
-      "StorageError", "assertValidKey", "bodyChunks", "checked", "discard", "instrumentStorage", "readAll",
+      "DEFAULT_REDIRECT_SECONDS", "StorageError", "assertValidKey", "bodyChunks", "checked", "discard", "instrumentStorage", "readAll",
       "streamOf", "throwIfAborted",
     ],
     types: [
       "AppendOptions", "ByteRange", "ListOptions", "ListPage", "MoveOptions", "ObjectInfo",
-      "StorageBody", "StorageDriver", "StorageErrorCode", "WriteOptions",
+      "RedirectOptions", "StorageBody", "StorageDriver", "StorageErrorCode", "WriteOptions",
     ],
   },
   "./storage/memory": {

@@ -24,6 +24,7 @@ describeStorageContract(
   },
   {
     largeBytes: 256 * MiB,
+    redirect: true,
     onLargeStreamStats: (s) =>
       console.log(`[s3 contract] ${s.phase} ${Math.round(s.bytes / MiB)} MiB: ${((s.bytesPerSecond) / MiB).toFixed(0)} MiB/s, rss +${(s.rssGrowth / MiB).toFixed(1)} MiB`),
   },

@@ -136,6 +136,31 @@ export class S3Client {
     }
   }
 
+  /**
+   * A presigned GET URL for `key` (SigV4 query signing), valid for
+   * `expiresInSeconds` from `now`. Nothing is sent: anyone holding the URL can
+   * read the object until it expires, so it is handed only to a caller
+   * already authorized to read it.
+   */
+  async presignGet(key: string, expiresInSeconds: number, now: Date = new Date()): Promise<string> {
+    const { accessKeyId, secretAccessKey, sessionToken, region } = this.#config;
+    const url = new URL(this.url(key));
+    url.searchParams.set("X-Amz-Expires", String(expiresInSeconds));
+    const signer = new AwsV4Signer({
+      method: "GET",
+      url: url.toString(),
+      accessKeyId,
+      secretAccessKey,
+      sessionToken,
+      service: "s3",
+      region,
+      signQuery: true,
+      datetime: now.toISOString().replace(/[:-]|\.\d{3}/g, ""),
+      cache: this.#signingCache,
+    });
+    return (await signer.sign()).url.toString();
+  }
+
   async #sendOnce(request: S3Request): Promise<Response> {
     const { accessKeyId, secretAccessKey, sessionToken, region, signPayload } = this.#config;
     const url = this.url(request.key, request.query);

@@ -23,6 +23,9 @@
  *   across processes; `move` checks `expectedSize` and assembles, under the
  *   lock, exactly the part objects it listed (pinned by their ETags).
  *
+ * - `redirectURL` (`redirect.ts`): a SigV4 presigned GET URL of a plain
+ *   object (20 minutes by default), for `storage.redirect`.
+ *
  * This file reads the options and composes the driver from those modules,
  * each a set of functions over one `S3Context`.
  *
@@ -38,6 +41,7 @@ import { list } from "./list.js";
 import { move } from "./move.js";
 import { MAX_PART, MIN_PART } from "./multipart.js";
 import { read, stat } from "./read.js";
+import { redirectURL } from "./redirect.js";
 import { write } from "./write.js";
 
 /** Options of {@link s3Storage}. */
@@ -87,6 +91,7 @@ export function s3Storage(options: S3StorageOptions): StorageDriver {
     delete: (key) => deleteObject(ctx, key),
     deletePrefix: (prefix) => deletePrefix(ctx, prefix),
     list: (prefix, listOptions) => list(ctx, prefix, listOptions),
+    redirectURL: (key, redirectOptions) => redirectURL(ctx, key, redirectOptions),
     async close(): Promise<void> {},
   };
 }

@@ -27,6 +27,7 @@ import { listTests } from "./list.js";
 import { moveTests } from "./move.js";
 import { oneWriterTests } from "./one-writer.js";
 import { rangeTests } from "./ranges.js";
+import { redirectTests } from "./redirect.js";
 import { writeAndReadTests } from "./read-write.js";
 import type { StorageContractOptions, StorageContractSubject } from "./types.js";
 
@@ -65,6 +66,7 @@ export function describeStorageContract(
     listTests(ctx);
     atomicityTests(ctx);
     invalidKeyTests(ctx);
+    redirectTests(ctx, options.redirect ?? false);
     largeStreamTests(ctx, options);
   });
 }

@@ -42,6 +42,12 @@ export interface StorageContractOptions {
   rssLimit?: number;
   /** Timeout of the large-stream test, in ms. Default 300 000. */
   largeTimeout?: number;
+  /**
+   * The driver offers {@link StorageDriver.redirectURL}: the suite checks that
+   * its URLs serve exactly the bytes and expire. Default `false`, and then the
+   * suite checks that the driver does not offer it.
+   */
+  redirect?: boolean;
   /** Called with the figures of the large-stream test (write, then read). */
   onLargeStreamStats?: (stats: LargeStreamStats) => void;
 }
