@@ -232,7 +232,16 @@ try {
   rmSync(work, { recursive: true, force: true });
 }
 const loadEnd = loadavg();
-writeFileSync(join(HERE, "results", "growth.json"), `${JSON.stringify({ date: new Date().toISOString(), load: loadEnd, sizes: SIZES, referrers: REFERRERS, results }, null, 2)}\n`);
+// Keep the results of drivers this run did not measure (e.g. `--drivers fs` after a full run).
+const resultsFile = join(HERE, "results", "growth.json");
+let kept: Measure[] = [];
+try {
+  kept = (JSON.parse(readFileSync(resultsFile, "utf8")) as { results: Measure[] }).results.filter((r) => !DRIVERS.includes(r.driver));
+} catch {
+  kept = [];
+}
+results.unshift(...kept);
+writeFileSync(resultsFile, `${JSON.stringify({ date: new Date().toISOString(), load: loadEnd, sizes: SIZES, referrers: REFERRERS, results }, null, 2)}\n`);
 if (WRITE) writeDocs();
 
 /** The growth section of docs/performance.md: one table per case. */
