@@ -52,11 +52,15 @@ export async function startOnConfig(
   return proc;
 }
 
-/** A readiness probe: `url` answers with any HTTP status (the body is drained). */
+/**
+ * A readiness probe: `url` answers with any HTTP status but 503 (the body is
+ * drained). `registry-kit serve` binds first and answers 503 until it has
+ * started; a test of a 503 on purpose (health checks) needs a probe of its own.
+ */
 export function answers(url: string, init?: RequestInit): () => Promise<boolean> {
   return async () => {
     const res = await fetch(url, init);
     await res.arrayBuffer();
-    return true;
+    return res.status !== 503;
   };
 }
