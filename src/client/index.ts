@@ -24,3 +24,4 @@ export { parseImageReference, type ImageReference } from "./reference.js";
 // RegistryClient.transport exposes the transport and its token cache.
 export { DEFAULT_TOKEN_LIFETIME_SECONDS, TokenCache } from "./tokens.js";
 export { Transport, type RepeatableRequest } from "./transport.js";
+export { registryUpstream, type RegistryUpstream, type RegistryUpstreamOptions, type UpstreamCredentials } from "./upstream.js";

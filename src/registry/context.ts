@@ -9,6 +9,7 @@ import type { CounterSeries } from "../util/metrics.js";
 import type { StorageDriver } from "../storage/driver.js";
 import type { StreamHasher } from "../oci/hash.js";
 import type { ManifestCache } from "./manifest-cache.js";
+import type { PullThrough } from "./pull-through/options.js";
 import type { UploadLimits } from "./upload-limits.js";
 import type { UploadStateCodec } from "./upload-state.js";
 
@@ -39,4 +40,6 @@ export interface RegistryContext {
   manifests: ManifestCache;
   /** `registrykit_blob_upload_bytes_total`, when the registry has metrics: bytes of upload bodies stored. */
   uploadBytes: CounterSeries | undefined;
+  /** The pull-through cache's upstreams, when configured (pull-through/). */
+  pullThrough?: PullThrough;
 }

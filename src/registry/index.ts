@@ -36,6 +36,9 @@ import { instrumentHandler } from "../http/metrics.js";
 import type { Metrics } from "../util/metrics.js";
 import { registryRouteLabel } from "./metrics.js";
 import type { UploadLimits } from "./upload-limits.js";
+import { resolvePullThrough, type PullThroughOptions } from "./pull-through/options.js";
+import { pullBlob } from "./pull-through/blobs.js";
+import { pullManifest } from "./pull-through/manifests.js";
 
 /** Size and count limits of the registry. */
 export interface RegistryLimits {
@@ -108,6 +111,12 @@ export interface RegistryOptions {
    * lifetime (default 1200).
    */
   redirect?: boolean | { expiresInSeconds?: number };
+  /**
+   * Serve repositories from upstream registries and keep a copy (a pull-through
+   * cache): manifests and blobs missing here are fetched on a pull, by prefix of
+   * the repository name; other repositories stay local (docs/proxy.md).
+   */
+  pullThrough?: PullThroughOptions;
 }
 
 function redirectSetting(option: RegistryOptions["redirect"]): RegistryContext["redirect"] {
@@ -165,6 +174,7 @@ export function createRegistry(options: RegistryOptions): RegistryHandler {
       .labels(),
     redirect: redirectSetting(options.redirect),
   };
+  if (options.pullThrough) ctx.pullThrough = resolvePullThrough(options.pullThrough);
   const authorize = options.authorize ?? allowAll;
 
   const registry: RegistryHandler = async (request) => {
@@ -207,6 +217,17 @@ async function handle(ctx: RegistryContext, authorize: Authorizer, request: Requ
 
   if (method === "DELETE" && !ctx.deleteEnabled && (route.kind === "manifest" || route.kind === "blob")) {
     throw methodNotAllowed(allowed.filter((m) => m !== "DELETE"), "deletion is disabled");
+  }
+  const name = "name" in route ? route.name : undefined;
+  const proxied = name === undefined ? undefined : ctx.pullThrough?.lookup(name);
+  if (proxied && ctx.pullThrough) {
+    // After authorization: a caller who may not pull makes the registry fetch nothing.
+    const read = method === "GET" || method === "HEAD";
+    if (read && route.kind === "manifest") return pullManifest(ctx, ctx.pullThrough, proxied, request, route.name, route.reference);
+    if (read && route.kind === "blob") return pullBlob(ctx, ctx.pullThrough, proxied, request, route.name, route.digest);
+    if (!read && !proxied.allowPush) {
+      throw new RegistryError("UNSUPPORTED", `repository ${name} is a pull-through cache of an upstream registry; pushes to it are disabled`, 405, { prefix: proxied.prefix });
+    }
   }
   if (method === "HEAD" && route.kind !== "manifest" && route.kind !== "blob") {
     return withoutBodyForHead(request, await dispatch(ctx, request, url, route, "GET"));
@@ -280,6 +301,8 @@ export { removeAbandonedUploads } from "./upload-limits.js";
 export type { RemoveAbandonedUploadsOptions, RemoveAbandonedUploadsReport } from "./upload-limits.js";
 export type { VerifyError, VerifyMismatch, VerifyOptions, VerifyProgress, VerifyReport } from "./verify.js";
 export type { QuarantineInfo } from "./layout.js";
+export type { PullThroughOptions, PullThroughUpstream } from "./pull-through/options.js";
+export type { Upstream, UpstreamBlob, UpstreamManifest, UpstreamManifestHead } from "./pull-through/upstream.js";
 export type { Access, Authorizer } from "../auth/access.js";
 export { createMetrics, PROMETHEUS_CONTENT_TYPE } from "../util/metrics.js";
 export type { CounterSeries, Family, GaugeSeries, HistogramSeries, Metrics } from "../util/metrics.js";

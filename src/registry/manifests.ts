@@ -19,7 +19,8 @@ import { absolute, digestHeaders, empty } from "./responses.js";
 import { eachKey, ensureRepository, exists, mapLimited, readJson, readSmall, readText, writeJson, writeText } from "./storage-io.js";
 import { HEADERS, baseHeaderList, baseHeaders } from "../oci/wire.js";
 
-function manifestUnknown(reference: Reference): RegistryError {
+/** The 404 `MANIFEST_UNKNOWN` of a reference. */
+export function manifestUnknown(reference: Reference): RegistryError {
   const detail = reference.kind === "digest" ? { digest: reference.digest.value } : { tag: reference.tag.slice(0, 300) };
   return new RegistryError("MANIFEST_UNKNOWN", "manifest unknown to registry", 404, detail);
 }
@@ -144,6 +145,20 @@ export async function putManifest(ctx: RegistryContext, request: Request, url: U
   const manifest = parseManifest(bytes, request.headers.get("content-type"), ctx.manifestMediaTypes);
   await checkReferences(ctx, name, manifest);
 
+  await storeManifest(ctx, name, digest, bytes, manifest, reference.kind === "tag" ? reference.tag : undefined);
+
+  const headers = digestHeaders(digest.value);
+  headers.set("Location", absolute(request, `/v2/${name}/manifests/${digest.value}`));
+  if (manifest.subject) headers.set("OCI-Subject", manifest.subject.digest.value);
+  return empty(201, headers);
+}
+
+/**
+ * Store a checked manifest of `name`: its bytes under `digest`, its revision,
+ * its `subject` in the referrers index, then `tag` when given. Used by a PUT
+ * and by the pull-through cache.
+ */
+export async function storeManifest(ctx: RegistryContext, name: string, digest: Digest, bytes: Uint8Array, manifest: ParsedManifest, tag?: string): Promise<void> {
   // Bytes, then revision, then tag: each step is only visible once the one before it is done.
   await ctx.storage.write(blobData(digest), bytes);
   const meta: ManifestMeta = { mediaType: manifest.mediaType, size: bytes.byteLength };
@@ -156,13 +171,8 @@ export async function putManifest(ctx: RegistryContext, request: Request, url: U
     if (manifest.annotations) entry.annotations = manifest.annotations;
     await writeJson(ctx.storage, referrer(name, manifest.subject.digest, digest), entry);
   }
-  if (reference.kind === "tag") await writeText(ctx.storage, tagLink(name, reference.tag), digest.value);
+  if (tag !== undefined) await writeText(ctx.storage, tagLink(name, tag), digest.value);
   await ensureRepository(ctx.storage, name);
-
-  const headers = digestHeaders(digest.value);
-  headers.set("Location", absolute(request, `/v2/${name}/manifests/${digest.value}`));
-  if (manifest.subject) headers.set("OCI-Subject", manifest.subject.digest.value);
-  return empty(201, headers);
 }
 
 /**

@@ -32,9 +32,11 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
     ],
     types: [
       "Access", "Authorizer", "CounterSeries", "ErrorCode", "Family", "GaugeSeries", "GcOptions", "GcReport",
-      "HealthCheckOptions", "HealthChecks", "HistogramSeries", "Metrics", "QuarantineInfo",
+      "HealthCheckOptions", "HealthChecks", "HistogramSeries", "Metrics", "PullThroughOptions", "PullThroughUpstream",
+      "QuarantineInfo",
       "RegistryHandler", "RegistryLimits", "RegistryOptions", "RemoveAbandonedUploadsOptions",
-      "RemoveAbandonedUploadsReport", "TagDetail", "TagDetailsOptions", "TagDetailsPage", "VerifyError", "VerifyMismatch", "VerifyOptions",
+      "RemoveAbandonedUploadsReport", "TagDetail", "TagDetailsOptions", "TagDetailsPage", "Upstream", "UpstreamBlob", "UpstreamManifest",
+      "UpstreamManifestHead", "VerifyError", "VerifyMismatch", "VerifyOptions",
       "VerifyProgress", "VerifyReport",
     ],
   },
@@ -128,12 +130,13 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
   "./client": {
     values: [
       "DEFAULT_TOKEN_LIFETIME_SECONDS", "RegistryClientError", "TokenCache", "Transport", "createClient",
-      "memoryCredentialStore", "memoryImageStore", "parseImageReference", "parseManifest",
+      "memoryCredentialStore", "memoryImageStore", "parseImageReference", "parseManifest", "registryUpstream",
     ],
     types: [
       "ClientOptions", "CredentialStore", "Descriptor", "ImageReference", "LocalImageStore",
       "ParsedManifest", "Platform", "ProgressEvent", "PullOptions", "PullResult", "PushOptions",
-      "PushResult", "RegistryClient", "RepeatableRequest", "TransferOptions",
+      "PushResult", "RegistryClient", "RegistryUpstream", "RegistryUpstreamOptions", "RepeatableRequest", "TransferOptions",
+      "UpstreamCredentials",
     ],
   },
   "./ui": {

@@ -1,0 +1,156 @@
+/**
+ * `registryUpstream`: an upstream registry for the pull-through cache of
+ * `createRegistry({ pullThrough })`, spoken to over HTTP through the client's
+ * transport: anonymous, Basic, or the Bearer token flow (challenge, token
+ * endpoint, one scope per repository, tokens reused until shortly before they
+ * expire). It fetches; the registry verifies and stores.
+ *
+ * @module
+ */
+import { readAll } from "../util/streams.js";
+import { encodeBasic, registryKey, type CredentialStore } from "./credentials.js";
+import { RegistryClientError, discard, errorFromResponse } from "./errors.js";
+import { MANIFEST_ACCEPT } from "./manifest.js";
+import { Transport } from "./transport.js";
+
+/** A user name and password for an upstream registry (or its token endpoint). */
+export interface UpstreamCredentials {
+  username: string;
+  password: string;
+}
+
+/** Options of {@link registryUpstream}. */
+export interface RegistryUpstreamOptions {
+  /** The upstream's base URL, e.g. `https://registry-1.docker.io` (no `/v2/`). */
+  url: string;
+  /**
+   * Credentials: fixed, or a callback asked before every upstream request (to
+   * rotate secrets, or pick them per registry). Absent: anonymous.
+   */
+  credentials?: UpstreamCredentials | ((upstream: { registry: string }) => UpstreamCredentials | undefined | Promise<UpstreamCredentials | undefined>);
+  /** Give up on an upstream request whose response headers (for manifests: whole response) take longer. Default 30 s. */
+  timeoutSeconds?: number;
+  /** Largest manifest read from the upstream. Default 4 MiB. */
+  maxManifestBytes?: number;
+  /** The fetch to use. Default `globalThis.fetch`. */
+  fetch?: typeof fetch;
+  /** `User-Agent` of upstream requests. Default `registry-kit-proxy`. */
+  userAgent?: string;
+}
+
+/** What {@link registryUpstream} returns: the `Upstream` contract of `registry-kit/registry`. */
+export interface RegistryUpstream {
+  headManifest(name: string, reference: string, signal?: AbortSignal): Promise<{ digest: string; mediaType?: string; size?: number } | undefined>;
+  getManifest(name: string, reference: string, signal?: AbortSignal): Promise<{ bytes: Uint8Array; mediaType: string; digest?: string } | undefined>;
+  headBlob(name: string, digest: string, signal?: AbortSignal): Promise<{ size?: number } | undefined>;
+  getBlob(name: string, digest: string, signal?: AbortSignal): Promise<{ body: ReadableStream<Uint8Array>; size?: number } | undefined>;
+}
+
+/**
+ * An upstream registry for `createRegistry({ pullThrough: { upstreams: [{ prefix, upstream }] } })`.
+ * 404 answers `undefined`; any other failure (network, timeout, refused login,
+ * 5xx, 429) throws a `RegistryClientError` whose `status` is the HTTP status
+ * (0 when there was none).
+ */
+export function registryUpstream(options: RegistryUpstreamOptions): RegistryUpstream {
+  const base = new URL(options.url);
+  if (base.protocol !== "http:" && base.protocol !== "https:") throw new TypeError("upstream url must be http: or https:");
+  const host = registryKey(base);
+  const timeoutMs = (options.timeoutSeconds ?? 30) * 1000;
+  const maxManifestBytes = options.maxManifestBytes ?? 4 * 1024 * 1024;
+  const given = options.credentials;
+  const credentials: CredentialStore = {
+    async get(registry) {
+      if (registry !== host || !given) return undefined;
+      const c = typeof given === "function" ? await given({ registry }) : given;
+      return c ? encodeBasic(c.username, c.password) : undefined;
+    },
+    async set() {},
+    async delete() {},
+  };
+  const transport = new Transport({ credentials, userAgent: options.userAgent ?? "registry-kit-proxy", ...(options.fetch ? { fetch: options.fetch } : {}) });
+
+  /** Send with a timeout that covers the headers; `keep` extends it over the body too. */
+  const send = async (method: string, name: string, path: string, accept: string | undefined, signal: AbortSignal | undefined, what: string) => {
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(new RegistryClientError("TIMEOUT", `${what}: no answer within ${timeoutMs} ms`, 0)), timeoutMs);
+    const onAbort = () => timeout.abort(signal?.reason);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    };
+    try {
+      const url = new URL(`${base.pathname.replace(/\/$/, "")}/v2/${name}/${path}`, base);
+      const response = await transport.send({ method, url, headers: accept ? { accept } : undefined, scopes: [`repository:${name}:pull`], signal: timeout.signal });
+      return { response, done };
+    } catch (error) {
+      done();
+      if (timeout.signal.aborted && timeout.signal.reason instanceof RegistryClientError) throw timeout.signal.reason;
+      if (error instanceof RegistryClientError) throw error;
+      throw new RegistryClientError("UNREACHABLE", `${what}: ${error instanceof Error ? error.message : String(error)}`, 0);
+    }
+  };
+  const expectOk = async (response: Response, what: string): Promise<boolean> => {
+    if (response.status === 404) {
+      discard(response);
+      return false;
+    }
+    if (response.status !== 200) throw await errorFromResponse(response, what);
+    return true;
+  };
+  const sizeOf = (response: Response): number | undefined => {
+    const value = response.headers.get("content-length");
+    return value !== null && /^\d+$/.test(value) ? Number(value) : undefined;
+  };
+
+  return {
+    async headManifest(name, reference, signal) {
+      const what = `upstream HEAD ${name}:${reference}`;
+      const { response, done } = await send("HEAD", name, `manifests/${reference}`, MANIFEST_ACCEPT, signal, what);
+      try {
+        if (!(await expectOk(response, what))) return undefined;
+        discard(response);
+        const digest = response.headers.get("docker-content-digest");
+        if (!digest) throw new RegistryClientError("DIGEST_MISSING", `${what}: no Docker-Content-Digest`, 502);
+        const mediaType = response.headers.get("content-type") ?? undefined;
+        const size = sizeOf(response);
+        return { digest, ...(mediaType ? { mediaType } : {}), ...(size !== undefined ? { size } : {}) };
+      } finally {
+        done();
+      }
+    },
+    async getManifest(name, reference, signal) {
+      const what = `upstream GET ${name}:${reference}`;
+      const { response, done } = await send("GET", name, `manifests/${reference}`, MANIFEST_ACCEPT, signal, what);
+      try {
+        if (!(await expectOk(response, what))) return undefined;
+        const bytes = await readAll(response.body ?? new ReadableStream(), maxManifestBytes, () => new RegistryClientError("SIZE_INVALID", `${what}: manifest over ${maxManifestBytes} bytes`, 502));
+        const mediaType = response.headers.get("content-type") ?? "";
+        const digest = response.headers.get("docker-content-digest") ?? undefined;
+        return { bytes, mediaType, ...(digest ? { digest } : {}) };
+      } finally {
+        done();
+      }
+    },
+    async headBlob(name, digest, signal) {
+      const what = `upstream HEAD ${name}@${digest}`;
+      const { response, done } = await send("HEAD", name, `blobs/${digest}`, undefined, signal, what);
+      done();
+      if (!(await expectOk(response, what))) return undefined;
+      discard(response);
+      const size = sizeOf(response);
+      return size === undefined ? {} : { size };
+    },
+    async getBlob(name, digest, signal) {
+      const what = `upstream GET ${name}@${digest}`;
+      const { response, done } = await send("GET", name, `blobs/${digest}`, undefined, signal, what);
+      // The timeout covers the wait for headers; a large blob may take as long as it takes.
+      done();
+      if (!(await expectOk(response, what))) return undefined;
+      if (!response.body) throw new RegistryClientError("BLOB_EMPTY", `${what}: no body`, 502);
+      const size = sizeOf(response);
+      return { body: response.body, ...(size !== undefined ? { size } : {}) };
+    },
+  };
+}

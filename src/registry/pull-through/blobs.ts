@@ -1,0 +1,184 @@
+/**
+ * Blob GET and HEAD of a proxied repository. A blob not linked here is fetched
+ * once: its bytes go to the client and into storage together, read in lockstep
+ * (memory stays flat whatever either side's speed), hashed on both ways; the
+ * stored copy becomes visible only after its digest matched (an upload object
+ * moved into place, the storage's one-writer/final-move contract), and the
+ * client's stream fails instead of ending when the bytes do not match.
+ * Concurrent pulls of the same missing blob wait for that one fetch.
+ *
+ * @module
+ */
+import type { RegistryContext } from "../context.js";
+import type { Digest } from "../../oci/digest.js";
+import { RegistryError } from "../../oci/errors.js";
+import { createHasher } from "../../oci/hash.js";
+import { baseHeaders } from "../../oci/wire.js";
+import { getBlob, headBlob } from "../blobs.js";
+import { blobData, layerLink, uploadData } from "../layout.js";
+import { digestHeaders } from "../responses.js";
+import { ensureRepository, exists } from "../storage-io.js";
+import { registerSession, removeSession } from "../upload-limits.js";
+import { lockstepTee } from "../../util/lockstep-tee.js";
+import { marked, upstreamFailure } from "./common.js";
+import type { PullThrough, ResolvedUpstream } from "./options.js";
+
+function blobUnknown(digest: Digest): RegistryError {
+  return new RegistryError("BLOB_UNKNOWN", "blob unknown to registry", 404, { digest: digest.value });
+}
+
+/** `GET`/`HEAD /v2/<name>/blobs/<digest>` of a repository `up` covers. */
+export async function pullBlob(ctx: RegistryContext, pt: PullThrough, up: ResolvedUpstream, request: Request, name: string, digest: Digest): Promise<Response> {
+  const head = request.method.toUpperCase() === "HEAD";
+  if (await exists(ctx.storage, layerLink(name, digest))) return marked(head ? await headBlob(ctx, name, digest) : await getBlob(ctx, request, name, digest), "hit");
+  const key = `blob ${name}@${digest.value}`;
+  const follow = async (running: Promise<void>) => {
+    await running;
+    return marked(head ? await headBlob(ctx, name, digest) : await getBlob(ctx, request, name, digest), "hit");
+  };
+  const running = pt.flights.get(key);
+  if (running) return follow(running);
+  if (await exists(ctx.storage, blobData(digest))) {
+    // The bytes are here for another repository; the upstream must still confirm
+    // this repository has them, or a digest alone would open any stored blob.
+    const found = await upstreamCall(ctx, up, "blob HEAD", () => up.upstream.headBlob(up.remoteName, digest.value));
+    if (!found) throw blobUnknown(digest);
+    await ctx.storage.write(layerLink(name, digest), new TextEncoder().encode(digest.value));
+    await ensureRepository(ctx.storage, name);
+    return marked(head ? await headBlob(ctx, name, digest) : await getBlob(ctx, request, name, digest), "stored");
+  }
+  if (head) {
+    // A HEAD fetches nothing: the upstream's answer, nothing stored.
+    const found = await upstreamCall(ctx, up, "blob HEAD", () => up.upstream.headBlob(up.remoteName, digest.value));
+    if (!found) throw blobUnknown(digest);
+    const headers = blobHeaders(digest, found.size);
+    return marked(new Response(null, { status: 200, headers }), "stored");
+  }
+
+  // Checked again with no await before the start: two pulls cannot both start a fetch.
+  const started = pt.flights.get(key);
+  if (started) return follow(started);
+  let handOver!: (value: { stream: ReadableStream<Uint8Array>; size?: number } | Error) => void;
+  const forClient = new Promise<{ stream: ReadableStream<Uint8Array>; size?: number } | Error>((resolve) => (handOver = resolve));
+  const flight = pt.flights.start(key, async () => {
+    let blob;
+    try {
+      blob = await up.upstream.getBlob(up.remoteName, digest.value);
+    } catch (error) {
+      const failure = upstreamFailure(up, error, ctx.log, "blob GET");
+      handOver(failure);
+      throw failure;
+    }
+    if (!blob) {
+      handOver(blobUnknown(digest));
+      throw blobUnknown(digest);
+    }
+    const [toClient, toStore] = lockstepTee(blob.body);
+    handOver({ stream: toClient, size: blob.size });
+    await storeBlob(ctx, up, name, digest, toStore, blob.size);
+  });
+  const given = await forClient;
+  if (given instanceof Error) throw given;
+  if (request.headers.has("range")) {
+    // A part of a blob not stored yet: store it whole first, then answer the range from storage.
+    await given.stream.cancel();
+    await flight;
+    return marked(await getBlob(ctx, request, name, digest), "stored");
+  }
+  const headers = blobHeaders(digest, given.size);
+  return marked(new Response(verified(given.stream, digest, given.size), { status: 200, headers }), "stored");
+}
+
+function blobHeaders(digest: Digest, size: number | undefined): Headers {
+  const headers = baseHeaders(digestHeaders(digest.value));
+  headers.set("Content-Type", "application/octet-stream");
+  if (size !== undefined) headers.set("Content-Length", String(size));
+  headers.set("ETag", `"${digest.value}"`);
+  return headers;
+}
+
+async function upstreamCall<T>(ctx: RegistryContext, up: ResolvedUpstream, what: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw upstreamFailure(up, error, ctx.log, what);
+  }
+}
+
+/**
+ * The client's copy: passed through while hashed; instead of ending, it fails
+ * when the bytes do not hash to `digest` or their count is not `size`.
+ */
+function verified(source: ReadableStream<Uint8Array>, digest: Digest, size: number | undefined): ReadableStream<Uint8Array> {
+  const hasher = createHasher(digest.algorithm);
+  const reader = source.getReader();
+  let seen = 0;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (done) {
+          if ((size !== undefined && seen !== size) || hasher.digest() !== digest.value) {
+            controller.error(new Error(`upstream bytes do not match ${digest.value}`));
+          } else controller.close();
+          return;
+        }
+        hasher.update(value);
+        seen += value.byteLength;
+        controller.enqueue(value);
+      },
+      cancel(reason) {
+        return reader.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+/**
+ * Stream `body` into a fresh upload object of `name` (registered like an
+ * upload, so a crash leaves what `removeAbandonedUploads` clears), check size
+ * and digest, then move it into place and link it. Nothing is visible unless
+ * every check passed.
+ */
+async function storeBlob(ctx: RegistryContext, up: ResolvedUpstream, name: string, digest: Digest, body: ReadableStream<Uint8Array>, size: number | undefined): Promise<void> {
+  const uuid = crypto.randomUUID();
+  const key = uploadData(name, uuid);
+  const hasher = createHasher(digest.algorithm);
+  const reader = body.getReader();
+  const hashed = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (done) return controller.close();
+        hasher.update(value);
+        controller.enqueue(value);
+      },
+      cancel(reason) {
+        return reader.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  await registerSession(ctx.storage, undefined, name, uuid);
+  try {
+    let stored: number;
+    try {
+      stored = await ctx.storage.append(key, hashed, { expectedSize: 0, create: true });
+    } catch (error) {
+      // Let the client's side of the tee go on alone.
+      await reader.cancel(error).catch(() => {});
+      throw error;
+    }
+    const computed = hasher.digest();
+    if ((size !== undefined && stored !== size) || computed !== digest.value) {
+      ctx.log({ level: "warn", msg: "pull-through: upstream blob refused", prefix: up.prefix, repository: up.remoteName, digest: digest.value, computed, size: stored });
+      throw new RegistryError("UNKNOWN", "the upstream registry sent a blob that failed verification", 502, { prefix: up.prefix });
+    }
+    await ctx.storage.move(key, blobData(digest), { expectedSize: stored });
+    await ctx.storage.write(layerLink(name, digest), new TextEncoder().encode(digest.value));
+    await ensureRepository(ctx.storage, name);
+  } finally {
+    await removeSession(ctx.storage, undefined, name, uuid).catch(() => {});
+  }
+}
