@@ -31,6 +31,9 @@ import { uiRoute } from "./all-in-one-ui.js";
 import { bootstrapFirstAdmin, usersRoute } from "./all-in-one-users.js";
 import type { AllInOneConfig } from "./config.js";
 import { loadOrCreateUploadSecret } from "./key-material.js";
+import { registryUpstream } from "../client/index.js";
+import type { PullThroughOptions } from "../registry/index.js";
+import type { ProxyUpstreamConfig } from "./config-proxy.js";
 import { describeStorage, openStorage } from "./open-storage.js";
 import { observability } from "./all-in-one-debug.js";
 
@@ -69,6 +72,7 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
     limits: { listEntries: config.catalogMaxEntries, uploadIdleSeconds: config.uploads.idleSeconds, ...config.uploads.limits },
     log,
     ...(metrics ? { metrics } : {}),
+    ...(config.proxy ? { pullThrough: pullThroughOf(config.proxy) } : {}),
   });
   // Bearer tokens for the management API: only from our own token service.
   const bearerAudience = config.tokenService && token && config.auth && users ? managementAudience(config.auth.service) : undefined;
@@ -136,4 +140,16 @@ function describeAllInOne(
 /** The banner's storage line, saying when blob GETs are redirected to the store (storage.redirect). */
 function storageLine(config: AllInOneConfig, described: string, storage: StorageDriver): string {
   return config.redirect && storage.redirectURL ? `${described}; blob GETs redirect to presigned URLs` : described;
+}
+
+/** The configured upstreams as `createRegistry`'s pull-through options, each over HTTP. */
+function pullThroughOf(upstreams: readonly ProxyUpstreamConfig[]): PullThroughOptions {
+  return {
+    upstreams: upstreams.map((u) => ({
+      prefix: u.prefix,
+      upstream: registryUpstream({ url: u.url, ...(u.credentials ? { credentials: u.credentials } : {}) }),
+      ttlSeconds: u.ttlSeconds,
+      allowPush: u.allowPush,
+    })),
+  };
 }

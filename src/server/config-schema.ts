@@ -107,7 +107,7 @@ export const SCHEMA: KeySpec = {
     http: "ok",
     tcp: "ok",
   },
-  proxy: "ignored",
+  proxy: { remoteurl: "ok", username: "ok", password: "ok", ttl: "ok", exec: "refused" },
   validation: "ignored",
   compatibility: "ignored",
   registrykit: {
@@ -131,6 +131,7 @@ export const SCHEMA: KeySpec = {
     verify: { enabled: "ok", interval: "ok", quarantine: "ok", concurrency: "ok" },
     ui: { enabled: "ok", prefix: "ok" },
     uploads: { peruser: "ok", perrepository: "ok", bytesperuser: "ok", bytesperrepository: "ok" },
+    proxy: { upstreams: "any" },
   },
 };
 

@@ -20,11 +20,13 @@ import type { AllInOneConfig, ResolveInput, Resolved } from "./config-types.js";
 import { bool, ConfigError, logLevel, positiveInt, str } from "./config-values.js";
 import { resolveVerifySchedule } from "./config-verify.js";
 import { resolveUploads } from "./config-uploads.js";
+import { resolveProxy } from "./config-proxy.js";
 
 export { ConfigError } from "./config-values.js";
 export type { CliLogLevel } from "./config-values.js";
 export type { VerifyScheduleConfig } from "./config-verify.js";
 export type { UploadsConfig } from "./config-uploads.js";
+export type { ProxyUpstreamConfig } from "./config-proxy.js";
 
 export type {
   AllInOneConfig, HtpasswdAuthConfig, ResolveInput, Resolved, S3StorageConfig, TokenAuthConfig, TokenServiceConfig, UiConfig, UsersConfig,
@@ -115,6 +117,8 @@ export function resolveConfig(input: ResolveInput): Resolved {
     ...(verify ? { verify } : {}),
     uploads: resolveUploads(opt, named),
   };
+  const proxy = resolveProxy(reader);
+  if (proxy) config.proxy = proxy;
   checkPaths(config, named);
   if (!config.auth && !config.htpasswd) warnings.push("auth: no authentication configured; anyone who can reach the server can push and pull");
   if (config.storage.driver === "inmemory" && config.users) warnings.push("storage.inmemory: users are kept in memory and lost at exit");

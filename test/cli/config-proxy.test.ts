@@ -1,0 +1,55 @@
+/**
+ * `proxy` (Distribution's keys) and `registrykit.proxy.upstreams` in the
+ * all-in-one server's config.yml: what they resolve to, and the errors that
+ * name the bad key.
+ */
+import { describe, expect, it } from "vitest";
+import { ConfigError, parseConfigText, resolveConfig } from "../../src/server/config.js";
+
+const STORAGE = "version: 0.1\nstorage:\n  inmemory: {}\n";
+
+function resolve(yaml: string, env: Record<string, string> = {}) {
+  return resolveConfig({ document: parseConfigText(STORAGE + yaml), env, cwd: "/srv" });
+}
+
+function fails(yaml: string): string {
+  try {
+    resolve(yaml);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as Error).message;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("proxy configuration", () => {
+  it("reads Distribution's proxy section as one upstream for every repository", () => {
+    const { config, warnings } = resolve("proxy:\n  remoteurl: https://registry-1.docker.io\n  username: u\n  password: p\n  ttl: 10m\n");
+    expect(config.proxy).toEqual([{ prefix: "", url: "https://registry-1.docker.io", credentials: { username: "u", password: "p" }, ttlSeconds: 600, allowPush: false }]);
+    expect(warnings.filter((w) => w.startsWith("proxy"))).toEqual([]);
+  });
+
+  it("takes REGISTRY_PROXY_* overrides and defaults ttl to 5 minutes", () => {
+    const { config } = resolve("", { REGISTRY_PROXY_REMOTEURL: "http://127.0.0.1:5001" });
+    expect(config.proxy).toEqual([{ prefix: "", url: "http://127.0.0.1:5001", ttlSeconds: 300, allowPush: false }]);
+  });
+
+  it("reads several upstreams by prefix", () => {
+    const { config } = resolve(
+      "registrykit:\n  proxy:\n    upstreams:\n      - prefix: hub/\n        remoteurl: https://registry-1.docker.io\n        ttl: 1h\n      - prefix: corp/\n        remoteurl: https://corp.example\n        username: bot\n        password: s\n        allowpush: true\n",
+    );
+    expect(config.proxy).toEqual([
+      { prefix: "hub/", url: "https://registry-1.docker.io", ttlSeconds: 3600, allowPush: false },
+      { prefix: "corp/", url: "https://corp.example", credentials: { username: "bot", password: "s" }, ttlSeconds: 300, allowPush: true },
+    ]);
+  });
+
+  it("names the bad key", () => {
+    expect(fails("proxy:\n  remoteurl: ftp://x\n")).toContain("proxy.remoteurl");
+    expect(fails("proxy:\n  remoteurl: http://x\n  username: u\n")).toContain("proxy.password");
+    expect(fails("proxy:\n  remoteurl: http://x\n  exec:\n    command: helper\n")).toContain("proxy.exec");
+    expect(fails("registrykit:\n  proxy:\n    upstreams:\n      - prefix: hub/\n")).toContain("registrykit.proxy.upstreams.0.remoteurl");
+    expect(fails("registrykit:\n  proxy:\n    upstreams:\n      - prefix: hub/\n        remoteurl: http://x\n        colour: red\n")).toContain("upstreams.0.colour");
+    expect(fails("proxy:\n  remoteurl: http://x\nregistrykit:\n  proxy:\n    upstreams:\n      - prefix: ''\n        remoteurl: http://y\n")).toContain("cannot be used together");
+  });
+});
