@@ -148,8 +148,8 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
       "ConfigError", "createAllInOne", "managementAudience", "parseConfigText", "resolveConfig",
     ],
     types: [
-      "AllInOne", "AllInOneConfig", "AllInOneInfo", "AllInOneOptions", "CliLogLevel", "HtpasswdAuthConfig", "ResolveInput",
-      "Resolved", "S3StorageConfig", "TokenAuthConfig", "TokenServiceConfig", "UiConfig", "UploadsConfig",
+      "AllInOne", "AllInOneConfig", "AllInOneInfo", "AllInOneOptions", "CliLogLevel", "HtpasswdAuthConfig", "ProxyUpstreamConfig",
+      "ResolveInput", "Resolved", "S3StorageConfig", "TokenAuthConfig", "TokenServiceConfig", "UiConfig", "UploadsConfig",
       "UsersConfig", "VerifyScheduleConfig",
     ],
   },
