@@ -5,7 +5,10 @@
  * first under `corp/` with a local repository beside it; skopeo pulling
  * through it. The upstreams' access logs count what reached them. Then
  * Distribution's own `proxy.remoteurl` and `registry-kit serve` side by side
- * on one config file, pulling the same image.
+ * on one config file, pulling the same image. Last, a registry-kit upstream
+ * behind its own token service (the Bearer flow): registry-kit and
+ * Distribution's `proxy.remoteurl` both pull from it, skopeo and podman
+ * through registry-kit.
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -16,6 +19,7 @@ import { buildTestImage, readOciLayout, type TestImage } from "./helpers/image.j
 import { describeRun, freePort, tempDir, type Background } from "./helpers/process.js";
 import { answers, startOnConfig, writeConfig, type SameConfigServer } from "./helpers/same-config.js";
 import { skopeoSandbox, type SkopeoSandbox } from "./helpers/skopeo.js";
+import { containersSandbox, type ContainersSandbox } from "./helpers/containers.js";
 
 /** `METHOD path status` lines of Distribution's access log (combined format). */
 function accessLog(server: Background): Array<{ method: string; path: string; status: number }> {
@@ -182,5 +186,97 @@ describe("side by side: Distribution's proxy.remoteurl and registry-kit serve on
       expect(refused.code, `${which} accepted a push in proxy mode`).not.toBe(0);
     }
     console.log(`upstream requests for two pulls: ${JSON.stringify(counts)}`);
+  }, 240_000);
+});
+
+describe("a registry-kit upstream behind its token service (Bearer flow)", () => {
+  const work = tempDir("pull-through-bearer");
+  const id = randomBytes(3).toString("hex");
+  const admin = { username: "admin", password: randomBytes(12).toString("base64url") };
+  let skopeo: SkopeoSandbox;
+  let podman: ContainersSandbox;
+  let upstream: Background;
+  let upstreamHost = "";
+  let img: TestImage;
+  const running: Background[] = [];
+
+  beforeAll(async () => {
+    skopeo = skopeoSandbox();
+    podman = containersSandbox("pull-through-podman");
+    const port = await freePort();
+    upstreamHost = `127.0.0.1:${port}`;
+    const dir = join(work.path, "upstream");
+    mkdirSync(dir, { recursive: true });
+    const config = writeConfig(dir, {
+      version: 0.1,
+      http: { addr: upstreamHost },
+      storage: { filesystem: { rootdirectory: join(dir, "data") } },
+      registrykit: { keydirectory: join(dir, "keys"), tokenservice: {}, users: { admin } },
+    });
+    // Ready once the registry challenges (it answers 503 while the token service starts).
+    upstream = await startOnConfig("registry-kit", config, dir, async () => {
+      const res = await fetch(`http://${upstreamHost}/v2/`);
+      await res.arrayBuffer();
+      return res.status === 401;
+    });
+    img = buildTestImage(join(work.path, "image"), { layers: 2, sizes: [120_000, 2_000], tag: "v1" });
+    const seed = await skopeo.copy(img.ref, `docker://${upstreamHost}/team/app-${id}:v1`, { destCreds: admin });
+    expect(seed.code, describeRun(seed)).toBe(0);
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(running.map((p) => p.stop()));
+    await upstream?.stop();
+    skopeo?.remove();
+    podman?.remove();
+    work.remove();
+  });
+
+  async function proxyOn(which: SameConfigServer): Promise<string> {
+    const port = await freePort();
+    const dir = join(work.path, which);
+    mkdirSync(dir, { recursive: true });
+    const config = writeConfig(dir, {
+      version: 0.1,
+      http: { addr: `127.0.0.1:${port}` },
+      storage: { filesystem: { rootdirectory: join(dir, "data") } },
+      proxy: { remoteurl: `http://${upstreamHost}`, username: admin.username, password: admin.password },
+    });
+    running.push(await startOnConfig(which, config, dir, answers(`http://127.0.0.1:${port}/v2/`)));
+    return `127.0.0.1:${port}`;
+  }
+
+  it("registry-kit pulls with one token per repository; skopeo and podman pull through it", async () => {
+    const cache = await proxyOn("registry-kit");
+    const before = accessLog(upstream).length;
+    const ref = `${cache}/team/app-${id}:v1`;
+    const [copied, pulled] = await Promise.all([
+      skopeo.copy(`docker://${ref}`, `oci:${join(work.path, "bearer-skopeo")}:v1`),
+      podman.podman(["pull", "--tls-verify=false", ref], 180_000),
+    ]);
+    expect(copied.code, describeRun(copied)).toBe(0);
+    expect(pulled.code, describeRun(pulled)).toBe(0);
+    expect(readOciLayout(join(work.path, "bearer-skopeo"), "v1").manifestDigest).toBe(img.manifestDigest);
+    const inspect = await podman.podman(["image", "inspect", "--format", "{{.Digest}}", ref]);
+    expect(inspect.stdout.trim()).toBe(img.manifestDigest);
+
+    const log = accessLog(upstream).slice(before);
+    for (const digest of img.blobDigests) expect(count(log, "GET", `/blobs/${digest}`), digest).toBe(1);
+    // One challenge, then one token for repository:team/app:pull, reused for every later request.
+    expect(count(log, "GET", "/service/token")).toBe(1);
+    expect(count(log, "GET", "/manifests/", 401)).toBe(1);
+    expect(count(log, "GET", "/manifests/")).toBe(1); // both clients' tag pulls made one fetch
+    console.log(`bearer upstream requests for skopeo + podman through registry-kit: ${log.length} (${JSON.stringify(log.map((r) => `${r.method} ${r.status}`))})`);
+  }, 240_000);
+
+  it("Distribution's proxy.remoteurl pulls from the registry-kit upstream too", async () => {
+    const cache = await proxyOn("distribution");
+    const before = accessLog(upstream).length;
+    const r = await skopeo.copy(`docker://${cache}/team/app-${id}:v1`, `oci:${join(work.path, "bearer-distribution")}:v1`);
+    expect(r.code, describeRun(r)).toBe(0);
+    expect(readOciLayout(join(work.path, "bearer-distribution"), "v1").manifestDigest).toBe(img.manifestDigest);
+    const log = accessLog(upstream).slice(before);
+    expect(count(log, "GET", "/service/token")).toBeGreaterThanOrEqual(1);
+    console.log(`bearer upstream requests for one skopeo pull through Distribution: ${log.length}`);
   }, 240_000);
 });
