@@ -31,18 +31,22 @@ function accessLog(server: Background): Array<{ method: string; path: string; st
 const count = (log: ReturnType<typeof accessLog>, method: string, fragment: string, status = 200) =>
   log.filter((r) => r.method === method && r.path.includes(fragment) && r.status === status).length;
 
-async function distributionUpstream(dir: string, htpasswd?: string): Promise<{ server: Background; host: string }> {
+/**
+ * Start `which` on a fresh config in `dir` listening on a free loopback port:
+ * `version`, `http.addr` and filesystem storage under `dir`, plus `extra`.
+ */
+async function serverOn(which: SameConfigServer, dir: string, extra: Record<string, unknown>, ready?: (host: string) => () => Promise<boolean>): Promise<{ server: Background; host: string }> {
   mkdirSync(dir, { recursive: true });
-  const port = await freePort();
-  const host = `127.0.0.1:${port}`;
-  const config = writeConfig(dir, {
-    version: 0.1,
+  const host = `127.0.0.1:${await freePort()}`;
+  const config = writeConfig(dir, { version: 0.1, http: { addr: host }, storage: { filesystem: { rootdirectory: join(dir, "data") } }, ...extra });
+  return { server: await startOnConfig(which, config, dir, (ready ?? ((h) => answers(`http://${h}/v2/`)))(host)), host };
+}
+
+function distributionUpstream(dir: string, htpasswd?: string): Promise<{ server: Background; host: string }> {
+  return serverOn("distribution", dir, {
     log: { level: "info", formatter: "json", accesslog: { disabled: false } },
-    http: { addr: host, secret: "pull-through-upstream-secret" },
-    storage: { filesystem: { rootdirectory: join(dir, "data") }, maintenance: { uploadpurging: { enabled: false } } },
     ...(htpasswd ? { auth: { htpasswd: { realm: "upstream", path: htpasswd } } } : {}),
   });
-  return { server: await startOnConfig("distribution", config, dir, answers(`http://${host}/v2/`)), host };
 }
 
 describe("pull-through cache with Distribution upstreams and skopeo", () => {
@@ -64,14 +68,7 @@ describe("pull-through cache with Distribution upstreams and skopeo", () => {
     const seed = await skopeo.copy(img.ref, `docker://${upstream.host}/team/app-${id}:v1`, { destCreds: corp });
     expect(seed.code, describeRun(seed)).toBe(0);
 
-    const port = await freePort();
-    cacheHost = `127.0.0.1:${port}`;
-    const dir = join(work.path, "cache");
-    mkdirSync(dir, { recursive: true });
-    const config = writeConfig(dir, {
-      version: 0.1,
-      http: { addr: cacheHost },
-      storage: { filesystem: { rootdirectory: join(dir, "data") } },
+    const started = await serverOn("registry-kit", join(work.path, "cache"), {
       registrykit: {
         proxy: {
           // ttl 0: every pull of the tag asks the upstream (a HEAD), which is what this test counts.
@@ -79,7 +76,8 @@ describe("pull-through cache with Distribution upstreams and skopeo", () => {
         },
       },
     });
-    cache = await startOnConfig("registry-kit", config, dir, answers(`http://${cacheHost}/v2/`));
+    cache = started.server;
+    cacheHost = started.host;
   }, 120_000);
 
   afterAll(async () => {
@@ -160,16 +158,9 @@ describe("side by side: Distribution's proxy.remoteurl and registry-kit serve on
     const counts: Record<string, number> = {};
     // Two pulls each, one server after the other; counts from the upstream's access log.
     for (const which of ["distribution", "registry-kit"] as SameConfigServer[]) {
-      const port = await freePort();
-      const dir = join(work.path, which);
-      mkdirSync(dir, { recursive: true });
-      const config = writeConfig(dir, {
-        version: 0.1,
-        http: { addr: `127.0.0.1:${port}` },
-        storage: { filesystem: { rootdirectory: join(dir, "data") } },
-        proxy: { remoteurl: `http://${upstream.host}` },
-      });
-      running.push(await startOnConfig(which, config, dir, answers(`http://127.0.0.1:${port}/v2/`)));
+      const started = await serverOn(which, join(work.path, which), { proxy: { remoteurl: `http://${upstream.host}` } });
+      running.push(started.server);
+      const port = started.host.split(":")[1];
       const before = accessLog(upstream.server).length;
       for (const n of [1, 2]) {
         const r = await skopeo.copy(`docker://127.0.0.1:${port}/library/app-${id}:v1`, `oci:${join(work.path, `${which}-${n}`)}:v1`);
@@ -203,22 +194,14 @@ describe("a registry-kit upstream behind its token service (Bearer flow)", () =>
   beforeAll(async () => {
     skopeo = skopeoSandbox();
     podman = containersSandbox("pull-through-podman");
-    const port = await freePort();
-    upstreamHost = `127.0.0.1:${port}`;
-    const dir = join(work.path, "upstream");
-    mkdirSync(dir, { recursive: true });
-    const config = writeConfig(dir, {
-      version: 0.1,
-      http: { addr: upstreamHost },
-      storage: { filesystem: { rootdirectory: join(dir, "data") } },
-      registrykit: { keydirectory: join(dir, "keys"), tokenservice: {}, users: { admin } },
-    });
     // Ready once the registry challenges (it answers 503 while the token service starts).
-    upstream = await startOnConfig("registry-kit", config, dir, async () => {
-      const res = await fetch(`http://${upstreamHost}/v2/`);
+    const started = await serverOn("registry-kit", join(work.path, "upstream"), { registrykit: { keydirectory: join(work.path, "upstream", "keys"), tokenservice: {}, users: { admin } } }, (h) => async () => {
+      const res = await fetch(`http://${h}/v2/`);
       await res.arrayBuffer();
       return res.status === 401;
     });
+    upstream = started.server;
+    upstreamHost = started.host;
     img = buildTestImage(join(work.path, "image"), { layers: 2, sizes: [120_000, 2_000], tag: "v1" });
     const seed = await skopeo.copy(img.ref, `docker://${upstreamHost}/team/app-${id}:v1`, { destCreds: admin });
     expect(seed.code, describeRun(seed)).toBe(0);
@@ -233,17 +216,9 @@ describe("a registry-kit upstream behind its token service (Bearer flow)", () =>
   });
 
   async function proxyOn(which: SameConfigServer): Promise<string> {
-    const port = await freePort();
-    const dir = join(work.path, which);
-    mkdirSync(dir, { recursive: true });
-    const config = writeConfig(dir, {
-      version: 0.1,
-      http: { addr: `127.0.0.1:${port}` },
-      storage: { filesystem: { rootdirectory: join(dir, "data") } },
-      proxy: { remoteurl: `http://${upstreamHost}`, username: admin.username, password: admin.password },
-    });
-    running.push(await startOnConfig(which, config, dir, answers(`http://127.0.0.1:${port}/v2/`)));
-    return `127.0.0.1:${port}`;
+    const started = await serverOn(which, join(work.path, which), { proxy: { remoteurl: `http://${upstreamHost}`, username: admin.username, password: admin.password } });
+    running.push(started.server);
+    return started.host;
   }
 
   it("registry-kit pulls with one token per repository; skopeo and podman pull through it", async () => {
