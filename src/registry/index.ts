@@ -302,6 +302,8 @@ export type { RemoveAbandonedUploadsOptions, RemoveAbandonedUploadsReport } from
 export type { VerifyError, VerifyMismatch, VerifyOptions, VerifyProgress, VerifyReport } from "./verify.js";
 export type { QuarantineInfo } from "./layout.js";
 export type { PullThroughOptions, PullThroughUpstream } from "./pull-through/options.js";
+export { expireCachedTags } from "./pull-through/expire.js";
+export type { ExpireCachedTagsOptions, ExpireCachedTagsReport } from "./pull-through/expire.js";
 export type { Upstream, UpstreamBlob, UpstreamManifest, UpstreamManifestHead } from "./pull-through/upstream.js";
 export type { Access, Authorizer } from "../auth/access.js";
 export { createMetrics, PROMETHEUS_CONTENT_TYPE } from "../util/metrics.js";

@@ -37,6 +37,8 @@ export interface ManifestMeta {
 }
 
 const repo = (name: string) => `repositories/${name}`;
+/** The storage prefix holding every repository whose name starts with `namePrefix` (`""`, or components ending in `/`). */
+export const repositoriesUnder = (namePrefix: string) => (namePrefix === "" ? "repositories" : repo(namePrefix.replace(/\/$/, "")));
 
 /** Bytes of a blob or manifest. */
 export const blobData = (d: Digest) => `blobs/${d.algorithm}/${d.hex.slice(0, 2)}/${d.hex}/data`;

@@ -27,13 +27,13 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
     values: [
       "API_VERSION", "DEFAULT_MANIFEST_MEDIA_TYPES", "HEADERS", "MEDIA_TYPES", "PROMETHEUS_CONTENT_TYPE",
       "RegistryError", "collectGarbage", "createHealthChecks", "createMetrics", "createRegistry",
-      "errorResponse", "healthGate", "healthStatusHandler", "instrumentHandler", "metricsHandler",
+      "errorResponse", "expireCachedTags", "healthGate", "healthStatusHandler", "instrumentHandler", "metricsHandler",
       "removeAbandonedUploads", "storageHealthCheck", "tagDetails", "verifyBlobs",
     ],
     types: [
-      "Access", "Authorizer", "CounterSeries", "ErrorCode", "Family", "GaugeSeries", "GcOptions", "GcReport",
-      "HealthCheckOptions", "HealthChecks", "HistogramSeries", "Metrics", "PullThroughOptions", "PullThroughUpstream",
-      "QuarantineInfo",
+      "Access", "Authorizer", "CounterSeries", "ErrorCode", "ExpireCachedTagsOptions", "ExpireCachedTagsReport", "Family",
+      "GaugeSeries", "GcOptions", "GcReport", "HealthCheckOptions", "HealthChecks", "HistogramSeries", "Metrics",
+      "PullThroughOptions", "PullThroughUpstream", "QuarantineInfo",
       "RegistryHandler", "RegistryLimits", "RegistryOptions", "RemoveAbandonedUploadsOptions",
       "RemoveAbandonedUploadsReport", "TagDetail", "TagDetailsOptions", "TagDetailsPage", "Upstream", "UpstreamBlob", "UpstreamManifest",
       "UpstreamManifestHead", "VerifyError", "VerifyMismatch", "VerifyOptions",

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { createBasicAuthorizer, createTokenAuthorizer, createTokenService, generatedKeys, memoryCredentials } from "../../src/auth/index.js";
 import { registryUpstream, type UpstreamCredentials } from "../../src/client/index.js";
-import { createRegistry, type PullThroughUpstream, type Upstream } from "../../src/registry/index.js";
+import { collectGarbage, createRegistry, expireCachedTags, type PullThroughUpstream, type Upstream } from "../../src/registry/index.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
 import { blobData } from "../../src/registry/layout.js";
 import { parseDigest } from "../../src/oci/digest.js";
@@ -312,3 +312,30 @@ describe("pull-through cache, security", () => {
   });
 });
 
+
+describe("eviction: expireCachedTags, then GC", () => {
+  it("removes cached tags not confirmed for the given time, leaves local repositories, and GC frees their content", async () => {
+    const up = seeded();
+    const rec = withRecorder(up.open, up.open);
+    const image = await pushImage(up.open, "library/redis", "7", "redis-a");
+    const { registry, storage } = proxy([{ prefix: "hub/", upstream: registryUpstream({ url: UP, fetch: rec.fetch }), ttlSeconds: 60 }]);
+    await pullAll(registry, "hub/library/redis", "7");
+    const local = await pushImage(registry, "local/app", "v1", "mine");
+
+    const later = () => new Date(Date.now() + 3600_000);
+    const dry = await expireCachedTags(storage, { prefixes: ["hub/"], olderThanSeconds: 1800, dryRun: true, now: later });
+    expect(dry.expired).toEqual(["hub/library/redis:7"]);
+    expect((await registry(req("HEAD", "/v2/hub/library/redis/manifests/7"))).status).toBe(200);
+    expect((await expireCachedTags(storage, { prefixes: ["hub/"], olderThanSeconds: 7200, now: later })).expired).toEqual([]);
+    expect((await expireCachedTags(storage, { prefixes: ["hub/"], olderThanSeconds: 1800, now: later })).expired).toEqual(["hub/library/redis:7"]);
+
+    const gc = await collectGarbage(storage, { removeUntagged: true, gracePeriodSeconds: 0, now: later });
+    expect(gc.blobs.removed).toContain(image.layer);
+    expect(gc.blobs.removed).not.toContain(local.layer);
+    expect((await registry(req("GET", "/v2/local/app/manifests/v1"))).status).toBe(200);
+    // the next pull fetches again
+    const before = rec.count("GET", "/blobs/");
+    await pullAll(registry, "hub/library/redis", "7");
+    expect(rec.count("GET", "/blobs/")).toBe(before + 2);
+  });
+});
