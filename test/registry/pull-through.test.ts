@@ -187,6 +187,14 @@ describe("pull-through cache, tags, ttl and failures", () => {
     expect(rec.count("GET", `/manifests/${moved.digest}`)).toBe(1);
   });
 
+  it("concurrent pulls of a tag past its ttl make one HEAD", async () => {
+    const { rec, image, registry } = await openSetup(0);
+    await pullAll(registry, "library/redis", "7");
+    const texts = await Promise.all(Array.from({ length: 6 }, async () => (await registry(req("GET", "/v2/library/redis/manifests/7"))).text()));
+    expect(new Set(texts)).toEqual(new Set([image.manifest]));
+    expect(rec.count("HEAD", "/manifests/7")).toBe(1);
+  });
+
   it("within the ttl, a tag is served with no upstream request", async () => {
     const { rec, registry } = await openSetup(3600);
     await pullAll(registry, "library/redis", "7");

@@ -38,9 +38,11 @@ export async function pullManifest(ctx: RegistryContext, pt: PullThrough, up: Re
     return serve(ctx, request, name, reference, "stored");
   }
   if (Date.now() - info.modified.getTime() < up.ttlMs) return serve(ctx, request, name, reference, "hit");
-  let outcome: CacheOutcome;
+  // One HEAD however many pulls of the tag arrive at once; the others wait for it.
+  let outcome: CacheOutcome = "revalidated";
+  const flight = `revalidate ${name}:${reference.tag}`;
   try {
-    outcome = await revalidate(ctx, pt, up, name, reference.tag);
+    await (pt.flights.get(flight) ?? pt.flights.start(flight, async () => void (outcome = await revalidate(ctx, pt, up, name, reference.tag))));
   } catch (error) {
     if (error instanceof RegistryError) throw error;
     upstreamFailure(up, error, ctx.log, "manifest HEAD");
