@@ -1,17 +1,18 @@
 /**
- * `registry-kit gc [--dry-run] [--remove-untagged] [--grace-period=SECONDS] [CONFIG]`:
+ * `registry-kit gc [--dry-run] [--remove-untagged] [--grace-period=SECONDS] [--expire-cached=SECONDS] [CONFIG]`:
  * one garbage collection over the storage `serve` uses with the same CONFIG
  * and environment (see docs/gc.md). Safe while the server runs.
  *
  * @module
  */
 import { collectGarbage, type GcReport } from "../registry/gc/index.js";
+import { expireCachedTags } from "../registry/index.js";
 import { describeStorage, openStorage } from "../server/all-in-one.js";
 import { formatBytes, loadCommandConfig } from "./command-support.js";
 import type { AllInOneConfig } from "../server/config.js";
 import type { CliIo } from "./main.js";
 
-export const GC_USAGE = `Usage: registry-kit gc [--dry-run] [--remove-untagged] [--grace-period=SECONDS] [CONFIG]
+export const GC_USAGE = `Usage: registry-kit gc [--dry-run] [--remove-untagged] [--grace-period=SECONDS] [--expire-cached=SECONDS] [CONFIG]
 
 Removes the blobs no manifest references and uploads abandoned for longer
 than 7 days from the storage that \`registry-kit serve [CONFIG]\` uses (same
@@ -20,19 +21,26 @@ CONFIG, same environment). Safe while the server runs.
   --dry-run            report what would be removed, remove nothing
   --remove-untagged    also remove manifests no tag references (index children
                        and referrers of kept manifests stay)
-  --grace-period=S     never remove anything younger than S seconds (default 3600)`;
+  --grace-period=S     never remove anything younger than S seconds (default 3600)
+  --expire-cached=S    first remove the tags of pull-through repositories (proxy,
+                       registrykit.proxy) not fetched or confirmed upstream for S
+                       seconds; implies --remove-untagged`;
 
 /** Run the `gc` command; resolves to the exit code. */
 export async function gcCommand(args: string[], io: CliIo): Promise<number> {
   let dryRun = false;
   let removeUntagged = false;
   let gracePeriodSeconds = 3600;
+  let expireCachedSeconds: number | undefined;
   const positional: string[] = [];
   for (const arg of args) {
     if (arg === "--dry-run" || arg === "-n") dryRun = true;
     else if (arg === "--remove-untagged") removeUntagged = true;
     else if (arg.startsWith("--grace-period=") && /^\d+$/.test(arg.slice("--grace-period=".length))) {
       gracePeriodSeconds = Number(arg.slice("--grace-period=".length));
+    } else if (arg.startsWith("--expire-cached=") && /^\d+$/.test(arg.slice("--expire-cached=".length))) {
+      expireCachedSeconds = Number(arg.slice("--expire-cached=".length));
+      removeUntagged = true;
     } else if (arg === "--help" || arg === "-h") {
       io.out(GC_USAGE);
       return 0;
@@ -48,6 +56,10 @@ export async function gcCommand(args: string[], io: CliIo): Promise<number> {
   let config: AllInOneConfig;
   try {
     config = await loadCommandConfig(positional[0], io);
+    if (expireCachedSeconds !== undefined && !config.proxy) {
+      io.err("registry-kit gc: --expire-cached needs a pull-through cache in the configuration (proxy or registrykit.proxy)");
+      return 1;
+    }
     if (config.storage.driver === "inmemory") {
       io.err("registry-kit gc: the configured storage is inmemory; there is nothing to collect");
       return 1;
@@ -60,6 +72,11 @@ export async function gcCommand(args: string[], io: CliIo): Promise<number> {
   const storage = openStorage(config);
   let report: GcReport;
   try {
+    if (expireCachedSeconds !== undefined && config.proxy) {
+      const prefixes = config.proxy.map((u) => u.prefix);
+      const expired = await expireCachedTags(storage, { prefixes, olderThanSeconds: expireCachedSeconds, dryRun });
+      for (const tag of expired.expired) io.out(`${dryRun ? "would expire" : "expired"} cached tag ${tag}`);
+    }
     report = await collectGarbage(storage, { dryRun, removeUntagged, gracePeriodSeconds });
   } catch (error) {
     io.err(`registry-kit gc: failed: ${error instanceof Error ? error.message : String(error)}`);

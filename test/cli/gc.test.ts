@@ -180,3 +180,39 @@ describe("registry-kit gc with storage.s3", () => {
     }
   }, 60_000);
 });
+
+describe("registry-kit gc --expire-cached", () => {
+  it("expires tags of pull-through repositories not confirmed for the given seconds and frees their content; local repositories stay", async () => {
+    const root = path.join(data, "cache");
+    const { layer } = await seed(root);
+    const local = path.join(data, "local.yml");
+    await writeFile(local, `version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: ${root}\nregistrykit:\n  proxy:\n    upstreams:\n      - prefix: hub/\n        remoteurl: http://127.0.0.1:9\n`);
+    const untouched = io();
+    expect(await main(["gc", "--expire-cached=3600", local], untouched)).toBe(0);
+    expect(untouched.lines.filter((l) => l.includes("cached tag"))).toEqual([]);
+    expect(await present(blobFile(root, layer))).toBe(true);
+
+    const proxied = path.join(data, "proxied.yml");
+    await writeFile(proxied, `version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: ${root}\nproxy:\n  remoteurl: http://127.0.0.1:9\n`);
+    const young = io();
+    expect(await main(["gc", "--expire-cached=10800", proxied], young)).toBe(0);
+    expect(young.lines.filter((l) => l.includes("cached tag"))).toEqual([]);
+
+    const dry = io();
+    expect(await main(["gc", "--dry-run", "--expire-cached=3600", proxied], dry)).toBe(0);
+    expect(dry.lines).toContain("would expire cached tag app:v1");
+    expect(await present(blobFile(root, layer))).toBe(true);
+
+    const real = io();
+    expect(await main(["gc", "--expire-cached=3600", proxied], real)).toBe(0);
+    expect(real.lines).toContain("expired cached tag app:v1");
+    expect(real.lines).toContain(`removed blob ${layer}`);
+    expect(await present(blobFile(root, layer))).toBe(false);
+
+    const without = io();
+    const plain = path.join(data, "plain.yml");
+    await writeFile(plain, `version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: ${root}\n`);
+    expect(await main(["gc", "--expire-cached=1", plain], without)).toBe(1);
+    expect(without.errors.join("\n")).toContain("needs a pull-through cache");
+  });
+});
