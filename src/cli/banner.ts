@@ -57,6 +57,10 @@ export function bannerLines(url: string, info: AllInOneInfo, version: string, li
     }
   }
   lines.push(`  storage         ${info.storage}`);
+  for (const u of info.proxy ?? []) {
+    const what = u.prefix === "" ? "every repository" : `${u.prefix}*`;
+    lines.push(`  pull-through    ${what} from ${u.url}${u.authenticated ? " (with credentials)" : ""}, tags confirmed after ${formatInterval(u.ttlSeconds * 1000)}, pushes ${u.allowPush ? "allowed" : "refused"}`);
+  }
   if (info.verify) lines.push(`  verify          every ${formatInterval(info.verify.intervalMs)}, ${info.verify.quarantine ? "quarantine on" : "report only"}`);
   lines.push(`  keys            ${info.keyDirectory}`);
   if (info.tokenService) {

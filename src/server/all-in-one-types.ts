@@ -101,6 +101,8 @@ export interface AllInOneInfo {
     /** Where it answers, e.g. `/ui/`. */
     path: string;
   };
+  /** The pull-through upstreams (`proxy`, `registrykit.proxy`), when configured; no credentials. */
+  proxy?: Array<{ prefix: string; url: string; ttlSeconds: number; allowPush: boolean; authenticated: boolean }>;
   /** The periodic blob verification (`registrykit.verify`), when on. */
   verify?: {
     /** Milliseconds between runs. */

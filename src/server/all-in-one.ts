@@ -134,6 +134,9 @@ function describeAllInOne(
       : { source: "config", created: false },
     ...(config.verify ? { verify: { intervalMs: config.verify.intervalMs, quarantine: config.verify.quarantine } } : {}),
     ...(config.ui ? { ui: { path: `${config.ui.prefix}/` } } : {}),
+    ...(config.proxy
+      ? { proxy: config.proxy.map((u) => ({ prefix: u.prefix, url: u.url, ttlSeconds: u.ttlSeconds, allowPush: u.allowPush, authenticated: u.credentials !== undefined })) }
+      : {}),
   };
 }
 

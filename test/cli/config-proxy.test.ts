@@ -1,10 +1,15 @@
 /**
  * `proxy` (Distribution's keys) and `registrykit.proxy.upstreams` in the
  * all-in-one server's config.yml: what they resolve to, and the errors that
- * name the bad key.
+ * name the bad key; the start-up banner's line.
  */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { describe, expect, it } from "vitest";
+import { bannerLines } from "../../src/cli/banner.js";
+import { createAllInOne } from "../../src/server/all-in-one.js";
 import { ConfigError, parseConfigText, resolveConfig } from "../../src/server/config.js";
+import { memoryStorage } from "../../src/storage/memory/index.js";
 
 const STORAGE = "version: 0.1\nstorage:\n  inmemory: {}\n";
 
@@ -51,5 +56,27 @@ describe("proxy configuration", () => {
     expect(fails("registrykit:\n  proxy:\n    upstreams:\n      - prefix: hub/\n")).toContain("registrykit.proxy.upstreams.0.remoteurl");
     expect(fails("registrykit:\n  proxy:\n    upstreams:\n      - prefix: hub/\n        remoteurl: http://x\n        colour: red\n")).toContain("upstreams.0.colour");
     expect(fails("proxy:\n  remoteurl: http://x\nregistrykit:\n  proxy:\n    upstreams:\n      - prefix: ''\n        remoteurl: http://y\n")).toContain("cannot be used together");
+  });
+});
+
+describe("proxy in the start-up banner", () => {
+  it("names each upstream, its ttl and push rule, and never the credentials", async () => {
+    const dir = await mkdtemp(`${tmpdir()}/rk-proxy-banner-`);
+    const { config } = resolveConfig({
+      document: parseConfigText(
+        `version: 0.1\nstorage:\n  inmemory: {}\nhttp:\n  secret: banner-test-secret\nregistrykit:\n  keydirectory: ${dir}\n  proxy:\n    upstreams:\n      - prefix: hub/\n        remoteurl: https://registry-1.docker.io\n        username: bot\n        password: Very-Secret-1\n        ttl: 10m\n`,
+      ),
+      env: {},
+      cwd: dir,
+    });
+    const app = await createAllInOne(config, { origin: "http://127.0.0.1:5000", storage: memoryStorage() });
+    try {
+      const text = bannerLines("http://127.0.0.1:5000", app.info, "0.0.0").join("\n");
+      expect(text).toContain("  pull-through    hub/* from https://registry-1.docker.io (with credentials), tags confirmed after 10m, pushes refused");
+      expect(text).not.toContain("Very-Secret-1");
+    } finally {
+      await app.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
