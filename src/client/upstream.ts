@@ -145,12 +145,41 @@ export function registryUpstream(options: RegistryUpstreamOptions): RegistryUpst
     async getBlob(name, digest, signal) {
       const what = `upstream GET ${name}@${digest}`;
       const { response, done } = await send("GET", name, `blobs/${digest}`, undefined, signal, what);
-      // The timeout covers the wait for headers; a large blob may take as long as it takes.
+      // A large blob may take as long as it takes, but never a whole timeout without a byte.
       done();
       if (!(await expectOk(response, what))) return undefined;
       if (!response.body) throw new RegistryClientError("BLOB_EMPTY", `${what}: no body`, 502);
       const size = sizeOf(response);
-      return { body: response.body, ...(size !== undefined ? { size } : {}) };
+      return { body: idleLimited(response.body, timeoutMs, what), ...(size !== undefined ? { size } : {}) };
     },
   };
+}
+
+/** `body`, failing with a `TIMEOUT` error when no chunk arrives for `ms` (a stalled upstream must not hold a fetch forever). */
+function idleLimited(body: ReadableStream<Uint8Array>, ms: number, what: string): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const stalled = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new RegistryClientError("TIMEOUT", `${what}: no data for ${ms} ms`, 0)), ms);
+        });
+        try {
+          const { done, value } = await Promise.race([reader.read(), stalled]);
+          if (done) controller.close();
+          else controller.enqueue(value);
+        } catch (error) {
+          void reader.cancel(error).catch(() => {});
+          throw error;
+        } finally {
+          clearTimeout(timer);
+        }
+      },
+      cancel(reason) {
+        return reader.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
 }

@@ -280,7 +280,7 @@ describe("pull-through cache, security", () => {
     const response = await registry(req("GET", `/v2/x/y/blobs/${digest}`));
     await expect(response.arrayBuffer()).rejects.toThrow();
     // the store side finishes after the client's side: wait until its upload object is gone
-    for (let i = 0; i < 100 && (await storage.list("uploads/", { limit: 10 })).keys.length > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 100 && (await storage.list("uploads", { limit: 10 })).keys.length > 0; i++) await new Promise((r) => setTimeout(r, 10));
     expect(await storage.stat(blobData(parseDigest(digest)))).toBeUndefined();
     expect((await storage.list("repositories/", { limit: 10 })).keys).toEqual([]);
   });
@@ -345,5 +345,44 @@ describe("eviction: expireCachedTags, then GC", () => {
     const before = rec.count("GET", "/blobs/");
     await pullAll(registry, "hub/library/redis", "7");
     expect(rec.count("GET", "/blobs/")).toBe(before + 2);
+  });
+});
+
+describe("pull-through cache, a stalled upstream", () => {
+  it("a blob body that stops sending fails after the timeout, stores nothing, and the next pull asks again", async () => {
+    const good = new TextEncoder().encode("a layer that never finishes");
+    const digest = sha256(good);
+    let gets = 0;
+    const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      const request = new Request(input, init);
+      if (request.method === "GET" && new URL(request.url).pathname.includes("/blobs/")) {
+        gets++;
+        // one chunk, then silence
+        const body = new ReadableStream<Uint8Array>({ start: (c) => c.enqueue(good.subarray(0, 4)) });
+        return new Response(body, { status: 200, headers: { "content-length": String(good.byteLength) } });
+      }
+      return new Response(null, { status: 404 });
+    }) as typeof globalThis.fetch;
+    const { registry, storage } = proxy([{ prefix: "", upstream: registryUpstream({ url: UP, fetch, timeoutSeconds: 0.2 }) }]);
+    const first = await registry(req("GET", `/v2/x/y/blobs/${digest}`));
+    await expect(first.arrayBuffer()).rejects.toThrow();
+    // the store side gives up after the client's side: wait until its upload object is gone
+    for (let i = 0; i < 200 && (await storage.list("uploads", { limit: 10 })).keys.length > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    const second = await registry(req("GET", `/v2/x/y/blobs/${digest}`));
+    await expect(second.arrayBuffer()).rejects.toThrow();
+    expect(gets).toBe(2);
+    expect(await storage.stat(blobData(parseDigest(digest)))).toBeUndefined();
+  });
+
+  it("a HEAD of a missing blob asks the upstream and stores nothing", async () => {
+    const up = seeded();
+    const rec = withRecorder(up.open, up.open);
+    const image = await pushImage(up.open, "library/redis", "7", "redis-a");
+    const { registry, storage } = proxy([{ prefix: "", upstream: registryUpstream({ url: UP, fetch: rec.fetch }) }]);
+    const head = await registry(req("HEAD", `/v2/library/redis/blobs/${image.layer}`));
+    expect(head.status).toBe(200);
+    expect(head.headers.get("cache-status")).toBe("registry-kit; fwd=uri-miss");
+    expect(rec.count("GET", "/blobs/")).toBe(0);
+    expect(await storage.stat(blobData(parseDigest(image.layer)))).toBeUndefined();
   });
 });

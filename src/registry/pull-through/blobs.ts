@@ -52,7 +52,7 @@ export async function pullBlob(ctx: RegistryContext, pt: PullThrough, up: Resolv
     const found = await upstreamCall(ctx, up, "blob HEAD", () => up.upstream.headBlob(up.remoteName, digest.value));
     if (!found) throw blobUnknown(digest);
     const headers = blobHeaders(digest, found.size);
-    return marked(new Response(null, { status: 200, headers }), "stored");
+    return marked(new Response(null, { status: 200, headers }), "forwarded");
   }
 
   // Checked again with no await before the start: two pulls cannot both start a fetch.
@@ -146,10 +146,14 @@ async function storeBlob(ctx: RegistryContext, up: ResolvedUpstream, name: strin
   const key = uploadData(name, uuid);
   const hasher = createHasher(digest.algorithm);
   const reader = body.getReader();
+  let upstreamFailed = false;
   const hashed = new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
-        const { done, value } = await reader.read();
+        const { done, value } = await reader.read().catch((error: unknown) => {
+          upstreamFailed = true;
+          throw error;
+        });
         if (done) return controller.close();
         hasher.update(value);
         controller.enqueue(value);
@@ -168,7 +172,7 @@ async function storeBlob(ctx: RegistryContext, up: ResolvedUpstream, name: strin
     } catch (error) {
       // Let the client's side of the tee go on alone.
       await reader.cancel(error).catch(() => {});
-      throw error;
+      throw upstreamFailed ? upstreamFailure(up, error, ctx.log, "blob body") : error;
     }
     const computed = hasher.digest();
     if ((size !== undefined && stored !== size) || computed !== digest.value) {

@@ -34,12 +34,13 @@ export class Flights {
 }
 
 /** The `Cache-Status` (RFC 9211) of a response of the cache. */
-export type CacheOutcome = "hit" | "revalidated" | "stored" | "stale";
+export type CacheOutcome = "hit" | "revalidated" | "stored" | "forwarded" | "stale";
 
 const CACHE_STATUS: Record<CacheOutcome, string> = {
   hit: "registry-kit; hit",
   revalidated: "registry-kit; fwd=stale; fwd-status=200",
   stored: "registry-kit; fwd=uri-miss; stored",
+  forwarded: "registry-kit; fwd=uri-miss",
   stale: 'registry-kit; hit; detail="stale-if-error"',
 };
 
