@@ -226,7 +226,8 @@ async function handle(ctx: RegistryContext, authorize: Authorizer, request: Requ
     if (read && route.kind === "manifest") return pullManifest(ctx, ctx.pullThrough, proxied, request, route.name, route.reference);
     if (read && route.kind === "blob") return pullBlob(ctx, ctx.pullThrough, proxied, request, route.name, route.digest);
     if (!read && !proxied.allowPush) {
-      throw new RegistryError("UNSUPPORTED", `repository ${name} is a pull-through cache of an upstream registry; pushes to it are disabled`, 405, { prefix: proxied.prefix });
+      const message = `repository ${name} is a pull-through cache of an upstream registry; pushes and deletes are disabled`;
+      throw new RegistryError("UNSUPPORTED", message, 405, { prefix: proxied.prefix }, { Allow: allowed.filter((m) => m === "GET" || m === "HEAD").join(", ") });
     }
   }
   if (method === "HEAD" && route.kind !== "manifest" && route.kind !== "blob") {

@@ -150,9 +150,11 @@ describe("pull-through cache, Basic upstream and local repositories", () => {
     expect((await registry(req("GET", "/v2/local/app/manifests/v1"))).status).toBe(200);
     const refused = await registry(req("POST", "/v2/corp/team/app/blobs/uploads/"));
     expect(refused.status).toBe(405);
+    expect(refused.headers.get("allow")).toBe("");
     expect(await errorCode(refused)).toBe("UNSUPPORTED");
     const put = await registry(req("PUT", "/v2/corp/team/app/manifests/v2", { body: "{}", headers: { "content-type": ACCEPT } }));
     expect(put.status).toBe(405);
+    expect(put.headers.get("allow")).toBe("GET, HEAD");
 
     const allowing = await basicSetup({ username: "corp", password: "Corp-pass-1" }, { allowPush: true });
     await pushImage(allowing.registry, "corp/team/extra", "v1", "extra");
