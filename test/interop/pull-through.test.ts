@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildTestImage, readOciLayout, type TestImage } from "./helpers/image.js";
 import { describeRun, freePort, tempDir, type Background } from "./helpers/process.js";
-import { answers, startOnConfig, writeConfig, type SameConfigServer } from "./helpers/same-config.js";
+import { startOnConfig, writeConfig, type SameConfigServer } from "./helpers/same-config.js";
 import { skopeoSandbox, type SkopeoSandbox } from "./helpers/skopeo.js";
 import { containersSandbox, type ContainersSandbox } from "./helpers/containers.js";
 
@@ -35,11 +35,20 @@ const count = (log: ReturnType<typeof accessLog>, method: string, fragment: stri
  * Start `which` on a fresh config in `dir` listening on a free loopback port:
  * `version`, `http.addr` and filesystem storage under `dir`, plus `extra`.
  */
-async function serverOn(which: SameConfigServer, dir: string, extra: Record<string, unknown>, ready?: (host: string) => () => Promise<boolean>): Promise<{ server: Background; host: string }> {
+async function serverOn(which: SameConfigServer, dir: string, extra: Record<string, unknown>): Promise<{ server: Background; host: string }> {
   mkdirSync(dir, { recursive: true });
   const host = `127.0.0.1:${await freePort()}`;
   const config = writeConfig(dir, { version: 0.1, http: { addr: host }, storage: { filesystem: { rootdirectory: join(dir, "data") } }, ...extra });
-  return { server: await startOnConfig(which, config, dir, (ready ?? ((h) => answers(`http://${h}/v2/`)))(host)), host };
+  return { server: await startOnConfig(which, config, dir, serving(host)), host };
+}
+
+/** Ready once `/v2/` answers with anything but 503 (registry-kit serve answers 503 until it is composed). */
+function serving(host: string): () => Promise<boolean> {
+  return async () => {
+    const res = await fetch(`http://${host}/v2/`);
+    await res.arrayBuffer();
+    return res.status !== 503;
+  };
 }
 
 function distributionUpstream(dir: string, htpasswd?: string): Promise<{ server: Background; host: string }> {
@@ -194,12 +203,7 @@ describe("a registry-kit upstream behind its token service (Bearer flow)", () =>
   beforeAll(async () => {
     skopeo = skopeoSandbox();
     podman = containersSandbox("pull-through-podman");
-    // Ready once the registry challenges (it answers 503 while the token service starts).
-    const started = await serverOn("registry-kit", join(work.path, "upstream"), { registrykit: { keydirectory: join(work.path, "upstream", "keys"), tokenservice: {}, users: { admin } } }, (h) => async () => {
-      const res = await fetch(`http://${h}/v2/`);
-      await res.arrayBuffer();
-      return res.status === 401;
-    });
+    const started = await serverOn("registry-kit", join(work.path, "upstream"), { registrykit: { keydirectory: join(work.path, "upstream", "keys"), tokenservice: {}, users: { admin } } });
     upstream = started.server;
     upstreamHost = started.host;
     img = buildTestImage(join(work.path, "image"), { layers: 2, sizes: [120_000, 2_000], tag: "v1" });
