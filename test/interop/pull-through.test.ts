@@ -39,7 +39,8 @@ async function serverOn(which: SameConfigServer, dir: string, extra: Record<stri
   mkdirSync(dir, { recursive: true });
   const host = `127.0.0.1:${await freePort()}`;
   const config = writeConfig(dir, { version: 0.1, http: { addr: host }, storage: { filesystem: { rootdirectory: join(dir, "data") } }, ...extra });
-  return { server: await startOnConfig(which, config, dir, serving(host)), host };
+  // Generous: a first start generates signing keys, which a loaded machine makes slow.
+  return { server: await startOnConfig(which, config, dir, serving(host), 180_000), host };
 }
 
 /** Ready once `/v2/` answers with anything but 503 (registry-kit serve answers 503 until it is composed). */
@@ -87,7 +88,7 @@ describe("pull-through cache with Distribution upstreams and skopeo", () => {
     });
     cache = started.server;
     cacheHost = started.host;
-  }, 120_000);
+  }, 300_000);
 
   afterAll(async () => {
     await cache?.stop();
@@ -127,7 +128,7 @@ describe("pull-through cache with Distribution upstreams and skopeo", () => {
     const refused = await skopeo.copy(img.ref, `docker://${cacheHost}/corp/team/pushed-${id}:v1`);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toMatch(/unsupported|405/i);
-  }, 120_000);
+  }, 300_000);
 
   it("with the upstream stopped, the cached image still pulls", async () => {
     await upstream.server.stop();
@@ -137,7 +138,7 @@ describe("pull-through cache with Distribution upstreams and skopeo", () => {
     const head = await fetch(`http://${cacheHost}/v2/corp/team/app-${id}/manifests/v1`, { method: "HEAD", headers: { accept: img.mediaType } });
     expect(head.status).toBe(200);
     expect(head.headers.get("warning")).toContain("110");
-  }, 120_000);
+  }, 300_000);
 });
 
 describe("side by side: Distribution's proxy.remoteurl and registry-kit serve on one config", () => {
@@ -154,7 +155,7 @@ describe("side by side: Distribution's proxy.remoteurl and registry-kit serve on
     img = buildTestImage(join(work.path, "image"), { layers: 2, tag: "v1" });
     const seed = await skopeo.copy(img.ref, `docker://${upstream.host}/library/app-${id}:v1`);
     expect(seed.code, describeRun(seed)).toBe(0);
-  }, 120_000);
+  }, 300_000);
 
   afterAll(async () => {
     await Promise.all(running.map((p) => p.stop()));
@@ -209,7 +210,7 @@ describe("a registry-kit upstream behind its token service (Bearer flow)", () =>
     img = buildTestImage(join(work.path, "image"), { layers: 2, sizes: [120_000, 2_000], tag: "v1" });
     const seed = await skopeo.copy(img.ref, `docker://${upstreamHost}/team/app-${id}:v1`, { destCreds: admin });
     expect(seed.code, describeRun(seed)).toBe(0);
-  }, 120_000);
+  }, 300_000);
 
   afterAll(async () => {
     await Promise.all(running.map((p) => p.stop()));
