@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildTestImage, readOciLayout, type TestImage } from "./helpers/image.js";
 import { describeRun, freePort, tempDir, type Background } from "./helpers/process.js";
-import { startOnConfig, writeConfig, type SameConfigServer } from "./helpers/same-config.js";
+import { answers, startOnConfig, writeConfig, type SameConfigServer } from "./helpers/same-config.js";
 import { skopeoSandbox, type SkopeoSandbox } from "./helpers/skopeo.js";
 import { containersSandbox, type ContainersSandbox } from "./helpers/containers.js";
 
@@ -40,16 +40,7 @@ async function serverOn(which: SameConfigServer, dir: string, extra: Record<stri
   const host = `127.0.0.1:${await freePort()}`;
   const config = writeConfig(dir, { version: 0.1, http: { addr: host }, storage: { filesystem: { rootdirectory: join(dir, "data") } }, ...extra });
   // Generous: a first start generates signing keys, which a loaded machine makes slow.
-  return { server: await startOnConfig(which, config, dir, serving(host), 180_000), host };
-}
-
-/** Ready once `/v2/` answers with anything but 503 (registry-kit serve answers 503 until it is composed). */
-function serving(host: string): () => Promise<boolean> {
-  return async () => {
-    const res = await fetch(`http://${host}/v2/`);
-    await res.arrayBuffer();
-    return res.status !== 503;
-  };
+  return { server: await startOnConfig(which, config, dir, answers(`http://${host}/v2/`), 180_000), host };
 }
 
 function distributionUpstream(dir: string, htpasswd?: string): Promise<{ server: Background; host: string }> {
