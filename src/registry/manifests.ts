@@ -18,6 +18,7 @@ import { tagInvalid, type Reference } from "./names.js";
 import { absolute, digestHeaders, empty } from "./responses.js";
 import { eachKey, ensureRepository, exists, mapLimited, readJson, readSmall, readText, writeJson, writeText } from "./storage-io.js";
 import { HEADERS, baseHeaderList, baseHeaders } from "../oci/wire.js";
+import { emitEvent, manifestTarget, repositoryCreated } from "./events.js";
 
 function manifestUnknown(reference: Reference): RegistryError {
   const detail = reference.kind === "digest" ? { digest: reference.digest.value } : { tag: reference.tag.slice(0, 300) };
@@ -91,6 +92,8 @@ function manifestHeaders({ digest, meta, cached }: Resolved): HeadersInit {
 /** `GET /v2/<name>/manifests/<reference>`: the stored bytes, as pushed. */
 export async function getManifest(ctx: RegistryContext, request: Request, name: string, reference: Reference): Promise<Response> {
   const resolved = await resolve(ctx, name, reference);
+  const tag = reference.kind === "tag" ? reference.tag : undefined;
+  await emitEvent(ctx, request, "pull", manifestTarget(request, name, resolved.digest.value, resolved.meta.mediaType, resolved.meta.size, tag));
   if (resolved.bytes) return inMemoryResponse(request, resolved.bytes, { status: 200, headers: manifestHeaders(resolved) });
   const body = await ctx.storage.read(blobData(resolved.digest));
   if (!body) throw manifestUnknown(reference);
@@ -157,7 +160,11 @@ export async function putManifest(ctx: RegistryContext, request: Request, url: U
     await writeJson(ctx.storage, referrer(name, manifest.subject.digest, digest), entry);
   }
   if (reference.kind === "tag") await writeText(ctx.storage, tagLink(name, reference.tag), digest.value);
-  await ensureRepository(ctx.storage, name);
+  const created = await ensureRepository(ctx.storage, name);
+  await repositoryCreated(ctx, request, name, created);
+  const references = [...manifest.blobs, ...manifest.manifests].map((d) => ({ mediaType: d.mediaType, digest: d.digest.value, size: d.size }));
+  const tag = reference.kind === "tag" ? reference.tag : undefined;
+  await emitEvent(ctx, request, "push", manifestTarget(request, name, digest.value, manifest.mediaType, bytes.byteLength, tag, references));
 
   const headers = digestHeaders(digest.value);
   headers.set("Location", absolute(request, `/v2/${name}/manifests/${digest.value}`));
@@ -170,12 +177,13 @@ export async function putManifest(ctx: RegistryContext, request: Request, url: U
  * the tags pointing at it and its referrers entry. By tag: remove the tag only
  * (distribution-spec v1.1).
  */
-export async function deleteManifest(ctx: RegistryContext, name: string, reference: Reference): Promise<Response> {
+export async function deleteManifest(ctx: RegistryContext, request: Request, name: string, reference: Reference): Promise<Response> {
   if (reference.kind === "invalidTag") throw manifestUnknown(reference);
   if (reference.kind === "tag") {
     const key = tagLink(name, reference.tag);
     if (!(await exists(ctx.storage, key))) throw manifestUnknown(reference);
     await ctx.storage.delete(key);
+    await emitEvent(ctx, request, "delete", { repository: name, tag: reference.tag });
     return empty(202);
   }
   const { digest } = reference;
@@ -187,5 +195,6 @@ export async function deleteManifest(ctx: RegistryContext, name: string, referen
   const subject = meta.subject === undefined ? undefined : tryParseDigest(meta.subject);
   if (subject) await ctx.storage.delete(referrer(name, subject, digest));
   await ctx.storage.delete(manifestRevision(name, digest));
+  await emitEvent(ctx, request, "delete", { digest: digest.value, repository: name });
   return empty(202, digestHeaders(digest.value));
 }
