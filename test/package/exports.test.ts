@@ -31,10 +31,11 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
       "removeAbandonedUploads", "storageHealthCheck", "tagDetails", "verifyBlobs",
     ],
     types: [
-      "Access", "Authorizer", "CounterSeries", "ErrorCode", "Family", "GaugeSeries", "GcOptions", "GcReport",
-      "HealthCheckOptions", "HealthChecks", "HistogramSeries", "Metrics", "QuarantineInfo",
-      "RegistryHandler", "RegistryLimits", "RegistryOptions", "RemoveAbandonedUploadsOptions",
-      "RemoveAbandonedUploadsReport", "TagDetail", "TagDetailsOptions", "TagDetailsPage", "VerifyError", "VerifyMismatch", "VerifyOptions",
+      "Access", "Authorizer", "CounterSeries", "ErrorCode", "EventHook", "EventListener", "EventSink",
+      "Family", "GaugeSeries", "GcOptions", "GcReport", "HealthCheckOptions", "HealthChecks", "HistogramSeries",
+      "Metrics", "QuarantineInfo", "RegistryEvent", "RegistryHandler", "RegistryLimits", "RegistryOptions",
+      "RemoveAbandonedUploadsOptions", "RemoveAbandonedUploadsReport", "TagDetail", "TagDetailsOptions",
+      "TagDetailsPage", "VerifyError", "VerifyMismatch", "VerifyOptions",
       "VerifyProgress", "VerifyReport",
     ],
   },
@@ -72,6 +73,16 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
       "StoreCredentialCheck", "StoreCredentialCheckOptions", "UserErrorCode", "UserErrorEntry",
       "UserPage", "UserPatch", "UserQuery", "UserRecord", "UserService", "UserServiceOptions",
       "UserStore", "UserStoreErrorCode",
+    ],
+  },
+  "./events": {
+    values: [
+      "DISTRIBUTION_ACTIONS", "EVENTS_MEDIA_TYPE", "createNotifier",
+    ],
+    types: [
+      "EventAction", "EventActor", "EventDescriptor", "EventHook", "EventListener", "EventRequest",
+      "EventSink", "EventSource", "EventTarget", "Notifier", "NotifierOptions", "RegistryEvent",
+      "WebhookEndpoint",
     ],
   },
   "./storage": {
