@@ -1,17 +1,17 @@
 /**
  * Webhook notifications through a durable outbox.
  *
- * `record` writes events to the storage driver as objects
- * `<prefix>/outbox/<time>-<seq>-<process>` (one object per batch) before the
- * request that caused them is answered: push, mount and delete at once,
- * pulls (the bulk of the traffic) buffered for at most `pullFlushMs` and
- * written with the next batch. One process at a time (see lease.ts) reads the
- * outbox in key order, POSTs envelopes to each endpoint, keeps each
- * endpoint's position in `<prefix>/cursors/<endpoint>`, retries a failing
+ * `record` writes each event, before the request that caused it is answered,
+ * into the queue of every endpoint that takes it: objects
+ * `<prefix>/outbox/<endpoint>/<time>-<seq>-<process>` holding a batch of
+ * events. Push, mount and delete are written at once; pulls (the bulk of the
+ * traffic) wait in memory for at most `pullFlushMs` and go with the next
+ * write, so a crash loses at most that much of the pulls and nothing else.
+ * One process at a time (see lease.ts) reads each queue in key order, POSTs
+ * envelopes, deletes what the endpoint accepted, and retries a failing
  * endpoint until it answers (backing off after `threshold` failures in a
- * row), and deletes the objects every endpoint has passed. After a crash or
- * restart, delivery resumes from the stored positions: at least once, in key
- * order, which is the order of the events of one process.
+ * row). After a crash or restart, whatever is still queued is sent again: at
+ * least once, in the order of each process's events.
  *
  * @module
  */
@@ -59,7 +59,6 @@ export interface Notifier extends EventSink {
 
 interface EndpointState {
   endpoint: ResolvedEndpoint;
-  cursor: string | undefined;
   failures: number;
   resumeAt: number;
 }
@@ -84,18 +83,18 @@ export function createNotifier(options: NotifierOptions): Notifier {
     names.add(e.name);
   }
   const active = endpoints.filter((e) => !e.disabled);
-  const states: EndpointState[] = active.map((endpoint) => ({ endpoint, cursor: undefined, failures: 0, resumeAt: 0 }));
-  let cursorsLoaded = false;
+  const states: EndpointState[] = active.map((endpoint) => ({ endpoint, failures: 0, resumeAt: 0 }));
+  const queue = (endpoint: ResolvedEndpoint) => `${prefix}/outbox/${endpoint.name}`;
   const lease = new Lease(storage, prefix, PROCESS, { durationMs: options.leaseMs ?? 30_000, skewMs: 2_000 });
 
   let seq = 0;
   let lastMs = 0;
-  const nextKey = (): string => {
+  const nextName = (): string => {
     const now = Math.max(Date.now(), lastMs);
     if (now !== lastMs) seq = 0;
     lastMs = now;
     seq += 1;
-    return `${prefix}/outbox/${String(now).padStart(15, "0")}-${String(seq).padStart(9, "0")}-${PROCESS}`;
+    return `${String(now).padStart(15, "0")}-${String(seq).padStart(9, "0")}-${PROCESS}`;
   };
 
   // Pulls wait here; any durable write takes them along first, so the order of one process holds.
@@ -104,9 +103,12 @@ export function createNotifier(options: NotifierOptions): Notifier {
   let writing: Promise<void> = Promise.resolve();
   const write = (events: RegistryEvent[]): Promise<void> => {
     // Writes are chained so keys and contents follow the order of `record` calls.
-    const key = nextKey();
-    const body = new TextEncoder().encode(JSON.stringify(events));
-    const done = writing.then(() => storage.write(key, body)).then(() => {});
+    const name = nextName();
+    const writes = states.map((state) => {
+      const taken = events.filter((event) => wants(state.endpoint, event));
+      return taken.length === 0 ? undefined : { key: `${queue(state.endpoint)}/${name}`, body: new TextEncoder().encode(JSON.stringify(taken)) };
+    });
+    const done = writing.then(() => Promise.all(writes.map((w) => w && storage.write(w.key, w.body)))).then(() => {});
     writing = done.catch(() => {});
     return done;
   };
@@ -152,26 +154,18 @@ export function createNotifier(options: NotifierOptions): Notifier {
     }
   };
 
-  const loadCursors = async (): Promise<void> => {
-    for (const state of states) {
-      const stream = await storage.read(`${prefix}/cursors/${state.endpoint.name}`);
-      state.cursor = stream ? new TextDecoder().decode(await readAll(stream, 4096)).trim() || undefined : undefined;
-    }
-    cursorsLoaded = true;
-  };
-
-  /** Send what `state`'s endpoint has not had yet among `keys`; resolves to the events sent. */
-  const deliverTo = async (state: EndpointState, keys: readonly string[]): Promise<number> => {
+  /** Send what is queued for `state`'s endpoint, oldest first; resolves to the events sent. */
+  const deliverTo = async (state: EndpointState): Promise<number> => {
     if (Date.now() < state.resumeAt) return 0;
-    const pending = keys.filter((k) => state.cursor === undefined || k > state.cursor);
+    const { keys } = await storage.list(queue(state.endpoint), { limit: 1000 });
     let sent = 0;
     let i = 0;
-    while (i < pending.length && lease.held) {
+    while (i < keys.length && lease.held) {
       const batch: RegistryEvent[] = [];
-      let last = pending[i]!;
-      for (; i < pending.length && (batch.length === 0 || batch.length < maxBatch); i++) {
-        last = pending[i]!;
-        for (const event of await readObject(last)) if (wants(state.endpoint, event)) batch.push(event);
+      const taken: string[] = [];
+      for (; i < keys.length && batch.length < maxBatch; i++) {
+        taken.push(keys[i]!);
+        batch.push(...(await readObject(keys[i]!)));
       }
       if (batch.length > 0) {
         try {
@@ -188,24 +182,15 @@ export function createNotifier(options: NotifierOptions): Notifier {
       }
       state.failures = 0;
       sent += batch.length;
-      state.cursor = last;
-      await storage.write(`${prefix}/cursors/${state.endpoint.name}`, new TextEncoder().encode(last));
+      for (const key of taken) await storage.delete(key);
     }
     return sent;
   };
 
   const deliverOnce = async (): Promise<number> => {
     if (!(await lease.acquire())) return 0;
-    if (!cursorsLoaded) await loadCursors();
-    const page = await storage.list(`${prefix}/outbox`, { limit: 1000 });
     let sent = 0;
-    for (const state of states) sent += await deliverTo(state, page.keys);
-    // Delete what every endpoint has passed (everything, when no endpoint is active).
-    const floor = states.reduce<string | undefined>((min, s) => (min === undefined || (s.cursor ?? "") < min ? (s.cursor ?? "") : min), undefined);
-    for (const key of page.keys) {
-      if (floor !== undefined && key > floor) break;
-      await storage.delete(key);
-    }
+    for (const state of states) sent += await deliverTo(state);
     return sent;
   };
 
