@@ -65,6 +65,8 @@ export class Lease {
         this.#epoch = 0;
         return false;
       }
+      // Renewed once a third of the lease has passed, not on every call: one small append per few seconds.
+      if (this.#until - Date.now() > (this.#options.durationMs * 2) / 3) return true;
       if (this.#size < ROTATE_BYTES) return this.#append(this.#epoch, Date.now() + this.#options.durationMs);
       // Start a fresh object so that readers of the lease never read much.
       const old = this.#epoch;

@@ -39,7 +39,11 @@ export interface NotifierOptions {
   maxBatch?: number;
   /** How often the outbox is polled when idle, in milliseconds. Default 1000. */
   pollMs?: number;
-  /** The delivery lease's duration, in milliseconds. Default 30000. */
+  /**
+   * The delivery lease's duration, in milliseconds. Default 10000. After a
+   * crash, another process (or the restarted one) takes over delivery once it
+   * has run out (plus 2 s for clock skew).
+   */
   leaseMs?: number;
   /** Receives delivery failures (`warn`) and storage failures (`error`). */
   log?: LogHook;
@@ -85,7 +89,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
   const active = endpoints.filter((e) => !e.disabled);
   const states: EndpointState[] = active.map((endpoint) => ({ endpoint, failures: 0, resumeAt: 0 }));
   const queue = (endpoint: ResolvedEndpoint) => `${prefix}/outbox/${endpoint.name}`;
-  const lease = new Lease(storage, prefix, PROCESS, { durationMs: options.leaseMs ?? 30_000, skewMs: 2_000 });
+  const lease = new Lease(storage, prefix, PROCESS, { durationMs: options.leaseMs ?? 10_000, skewMs: 2_000 });
 
   let seq = 0;
   let lastMs = 0;

@@ -11,7 +11,7 @@ import type { RegistryContext } from "./context.js";
 import { parseDigest, tryParseDigest, type Digest } from "../oci/digest.js";
 import { RegistryError } from "../oci/errors.js";
 import { digestBytes } from "../oci/hash.js";
-import { blobData, layerLink, manifestRevision, referrer, tagLink, tagsPrefix, type ManifestMeta } from "./layout.js";
+import { blobData, layerLink, manifestRevision, parseKey, referrer, tagLink, tagsPrefix, type ManifestMeta } from "./layout.js";
 import { MAX_CACHED_MANIFEST, stampOf, type CachedRevision } from "./manifest-cache.js";
 import { parseManifest, type ParsedManifest } from "./manifest-document.js";
 import { tagInvalid, type Reference } from "./names.js";
@@ -189,12 +189,18 @@ export async function deleteManifest(ctx: RegistryContext, request: Request, nam
   const { digest } = reference;
   const meta = await readJson<ManifestMeta>(ctx.storage, manifestRevision(name, digest));
   if (!meta) throw manifestUnknown(reference);
+  const untagged: string[] = [];
   for await (const key of eachKey(ctx.storage, tagsPrefix(name))) {
-    if ((await readText(ctx.storage, key))?.trim() === digest.value) await ctx.storage.delete(key);
+    if ((await readText(ctx.storage, key))?.trim() !== digest.value) continue;
+    await ctx.storage.delete(key);
+    const parsed = parseKey(key);
+    if (parsed.kind === "tagLink") untagged.push(parsed.tag);
   }
   const subject = meta.subject === undefined ? undefined : tryParseDigest(meta.subject);
   if (subject) await ctx.storage.delete(referrer(name, subject, digest));
   await ctx.storage.delete(manifestRevision(name, digest));
   await emitEvent(ctx, request, "delete", { digest: digest.value, repository: name });
+  // Then one per tag that pointed at it, as Distribution does.
+  for (const tag of untagged) await emitEvent(ctx, request, "delete", { repository: name, tag });
   return empty(202, digestHeaders(digest.value));
 }

@@ -8,6 +8,7 @@
 import type { CliLogLevel } from "./config-values.js";
 import type { DebugConfig, HealthConfig } from "./config-debug.js";
 import type { UploadsConfig } from "./config-uploads.js";
+import type { NotificationsConfig } from "./config-notifications.js";
 import type { VerifyScheduleConfig } from "./config-verify.js";
 
 /** The registry's Basic authentication against an htpasswd file (`auth.htpasswd`). */
@@ -182,6 +183,8 @@ export interface AllInOneConfig {
   verify?: VerifyScheduleConfig;
   /** Upload limits and the purge of abandoned uploads. */
   uploads: UploadsConfig;
+  /** Webhook notifications (`notifications.endpoints`); absent when none is configured. */
+  notifications?: NotificationsConfig;
 }
 
 /** What `resolveConfig()` needs. */

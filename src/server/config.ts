@@ -20,11 +20,13 @@ import type { AllInOneConfig, ResolveInput, Resolved } from "./config-types.js";
 import { bool, ConfigError, logLevel, positiveInt, str } from "./config-values.js";
 import { resolveVerifySchedule } from "./config-verify.js";
 import { resolveUploads } from "./config-uploads.js";
+import { resolveNotifications } from "./config-notifications.js";
 
 export { ConfigError } from "./config-values.js";
 export type { CliLogLevel } from "./config-values.js";
 export type { VerifyScheduleConfig } from "./config-verify.js";
 export type { UploadsConfig } from "./config-uploads.js";
+export type { NotificationsConfig } from "./config-notifications.js";
 
 export type {
   AllInOneConfig, HtpasswdAuthConfig, ResolveInput, Resolved, S3StorageConfig, TokenAuthConfig, TokenServiceConfig, UiConfig, UsersConfig,
@@ -94,6 +96,7 @@ export function resolveConfig(input: ResolveInput): Resolved {
   const fullAuth = completeAuth(auth, tokenService, named);
   const verify = resolveVerifySchedule(get, opt, named);
   const health = resolveHealth(reader);
+  const notifications = resolveNotifications(reader, warnings);
   const config: AllInOneConfig = {
     source: input.document === undefined ? "defaults" : "file",
     http: { ...resolveHttp(reader, addr), ...optional("debug", resolveDebug(reader)) },
@@ -114,6 +117,7 @@ export function resolveConfig(input: ResolveInput): Resolved {
     keyDirectory: reader.abs(opt("registrykit.keydirectory", str) ?? `${env.REGISTRY_KIT_DATA || "./data"}/keys`),
     ...(verify ? { verify } : {}),
     uploads: resolveUploads(opt, named),
+    ...(notifications ? { notifications } : {}),
   };
   checkPaths(config, named);
   if (!config.auth && !config.htpasswd) warnings.push("auth: no authentication configured; anyone who can reach the server can push and pull");

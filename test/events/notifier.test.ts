@@ -39,7 +39,7 @@ function tempDir(): string {
 }
 
 describe("createNotifier", () => {
-  it("POSTs Distribution envelopes: push of blobs then manifest, pull, delete; references only with includeReferences; headers sent", async () => {
+  it("POSTs Distribution envelopes: push of blobs then manifest, pull, delete of the manifest then of its tag; no references by default; headers sent", async () => {
     const sink = await receiver();
     const storage = memoryStorage();
     const n = notifier(storage, [{ name: "ci", url: sink.url, headers: { Authorization: "Bearer s3cret" } }]);
@@ -48,13 +48,14 @@ describe("createNotifier", () => {
     const image = await pushImage(registry, "team/app", "v1");
     await (await registry(req("GET", "/v2/team/app/manifests/v1"))).arrayBuffer();
     expect((await registry(req("DELETE", `/v2/team/app/manifests/${image.digest}`))).status).toBe(202);
-    await waitFor(() => sink.events().length === 5, "5 events");
-    expect(sink.events().map((e) => `${e.action} ${e.target.digest}`)).toEqual([
+    await waitFor(() => sink.events().length === 6, "6 events");
+    expect(sink.events().map((e) => `${e.action} ${e.target.digest ?? `tag ${e.target.tag}`}`)).toEqual([
       `push ${image.config}`,
       `push ${image.layer}`,
       `push ${image.digest}`,
       `pull ${image.digest}`,
       `delete ${image.digest}`,
+      "delete tag v1",
     ]);
     expect(sink.envelopes.every((e) => e.contentType === EVENTS_MEDIA_TYPE)).toBe(true);
     expect(sink.envelopes[0]!.headers.authorization).toBe("Bearer s3cret");
