@@ -70,6 +70,8 @@ interface EndpointState {
 /** Largest outbox object read back (a batch of pulls is far smaller). */
 const MAX_OBJECT = 16 * 1024 * 1024;
 const PROCESS = crypto.randomUUID().slice(0, 8);
+/** Pull events held in memory before they are written anyway (bounds memory; about 0.5 MiB). */
+const PULL_BUFFER = 1000;
 
 /** Create the outbox sink; give it to `onEvent` and call `start()`. */
 export function createNotifier(options: NotifierOptions): Notifier {
@@ -136,7 +138,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
     const kept = trim(event);
     if (event.action === "pull") {
       buffered.push(kept);
-      if (buffered.length >= maxBatch) void flush();
+      if (buffered.length >= PULL_BUFFER) void flush();
       else flushTimer ??= setTimeout(() => void flush(), pullFlushMs);
       return;
     }
