@@ -54,6 +54,9 @@ export async function getBlob(ctx: RegistryContext, request: Request, name: stri
     await requireLink(ctx, name, digest);
     const location = await ctx.storage.redirectURL(blobData(digest), { expiresInSeconds: ctx.redirect.expiresInSeconds });
     if (location !== undefined) {
+      // A pull all the same (as Distribution counts it); the size is left out: no stat on this path.
+      const { size: _unknown, length: _same, ...target } = blobTarget(request, name, digest.value, 0);
+      await emitEvent(ctx, request, "pull", target);
       const headers = baseHeaders(digestHeaders(digest.value));
       headers.set("Location", location);
       return new Response(null, { status: 307, headers });

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { RegistryEvent } from "../../src/events/index.js";
 import type { LogEvent } from "../../src/http/log.js";
+import { memoryStorage } from "../../src/storage/memory/index.js";
 import { bytes, makeRegistry, pushBlob, pushImage, req, sha256 } from "../registry/helpers.js";
 
 /** Wait until `check` holds (listeners run in a later task). */
@@ -73,6 +74,17 @@ describe("registry onEvent", () => {
     expect(events[3]!.target).toMatchObject({ digest: image.layer, repository: "b", fromRepository: "a", size: bytes("layer-bytes-x").byteLength });
     expect(events[6]!.target).toEqual({ repository: "a", tag: "v1" });
     expect(events[7]!.target).toEqual({ repository: "a", digest: image.digest });
+  });
+
+  it("a blob GET answered with a redirect to the store is a pull too, without a size", async () => {
+    const events: RegistryEvent[] = [];
+    const inner = memoryStorage();
+    const registry = makeRegistry({ storage: { ...inner, name: inner.name, redirectURL: async (key) => `https://store.example/${key}` }, onEvent: (e) => void events.push(e) });
+    const digest = await pushBlob(registry, "r", "bytes");
+    expect((await registry(req("GET", `/v2/r/blobs/${digest}`))).status).toBe(307);
+    await until(() => events.length === 4);
+    expect(events[3]).toMatchObject({ action: "pull", target: { digest, repository: "r", mediaType: "application/octet-stream", url: `http://reg.test/v2/r/blobs/${digest}` } });
+    expect(events[3]!.target.size).toBeUndefined();
   });
 
   it("a throwing listener and a listener that never settles neither fail nor hold up requests; the failure is logged", async () => {
