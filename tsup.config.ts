@@ -8,6 +8,7 @@ export default defineConfig({
     "registry/index": "src/registry/index.ts",
     "auth/index": "src/auth/index.ts",
     "users/index": "src/users/index.ts",
+    "events/index": "src/events/index.ts",
     "storage/index": "src/storage/index.ts",
     "storage/memory/index": "src/storage/memory/index.ts",
     "storage/fs/index": "src/storage/fs/index.ts",

@@ -34,6 +34,9 @@ const SYSTEM = [
   "test/cli/verify-schedule.test.ts",
   // tsc and tsx over the code blocks of the docs
   "test/docs/**/*.test.ts",
+  // loopback webhook receivers (node:http)
+  "test/events/notifier.test.ts",
+  "test/events/notifier-s3.test.ts",
   // a small tmpfs mounted for the full-disk cases, prlimit
   "test/storage/full-disk.test.ts",
   // real HTTP servers on 127.0.0.1 (serve(), node:http, Express, Hono)

@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { eventEmitter, type EventHook } from "../events/hook.js";
 import { AuthError } from "./errors.js";
 import { silent, type LogHook } from "../http/log.js";
 import { readsRequestBasics } from "../http/request-basics.js";
@@ -79,6 +80,11 @@ export interface TokenServiceOptions {
    * issued. Default: none.
    */
   metrics?: Metrics;
+  /**
+   * Receives `token.issued` and `token.refused` (bad credentials, refused
+   * grant, bad request) events. A function can neither fail nor slow a request.
+   */
+  onEvent?: EventHook;
 }
 
 /**
@@ -95,18 +101,27 @@ export function createTokenService(options: TokenServiceOptions): (request: Requ
     ["outcome", "reason"],
   );
   const issued = answers?.labels("issued", "");
+  const emit = eventEmitter({ onEvent: options.onEvent, log: ctx.log });
+  /** `response`, after its event: 200 is an issued token, 400/401/403 a refusal. */
+  const answered = async (request: Request, response: Response, user: string | undefined): Promise<Response> => {
+    const status = response.status;
+    if (status !== 200 && status !== 400 && status !== 401 && status !== 403) return response;
+    const target = user === undefined ? {} : { user };
+    await emit(request, { action: status === 200 ? "token.issued" : "token.refused", target, ...(user !== undefined && { actor: user }) });
+    return response;
+  };
   // Reads the method, URL, Authorization and the POST form only: the Node adapter may give it a light request.
   return readsRequestBasics(async (request: Request): Promise<Response> => {
     const method = request.method.toUpperCase();
     const fail = answers ? counted(failFor(request), answers) : failFor(request);
     const read = await readTokenRequest(ctx, request, method, fail);
-    if (read instanceof Response) return read;
+    if (read instanceof Response) return answered(request, read, undefined);
     try {
       const who = await authenticateCaller(ctx, read.req, request, fail);
-      if (who instanceof Response) return who;
+      if (who instanceof Response) return answered(request, who, undefined);
       const response = await issueToken(ctx, request, read.req, who.caller, read.service);
       if (response.ok) issued?.inc();
-      return response;
+      return await answered(request, response, who.caller?.name);
     } catch (e) {
       ctx.log({ level: "error", msg: "token service failure", error: (e as Error)?.message ?? String(e) });
       return fail(500, "server_error", "the token could not be issued");

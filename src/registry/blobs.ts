@@ -13,6 +13,7 @@ import { parseRange } from "./range.js";
 import { digestHeaders, empty } from "./responses.js";
 import { exists } from "./storage-io.js";
 import { baseHeaders } from "../oci/wire.js";
+import { blobTarget, emitEvent } from "./events.js";
 
 function blobUnknown(digest: Digest): RegistryError {
   return new RegistryError("BLOB_UNKNOWN", "blob unknown to registry", 404, { digest: digest.value });
@@ -53,6 +54,9 @@ export async function getBlob(ctx: RegistryContext, request: Request, name: stri
     await requireLink(ctx, name, digest);
     const location = await ctx.storage.redirectURL(blobData(digest), { expiresInSeconds: ctx.redirect.expiresInSeconds });
     if (location !== undefined) {
+      // A pull all the same (as Distribution counts it); the size is left out: no stat on this path.
+      const { size: _unknown, length: _same, ...target } = blobTarget(request, name, digest.value, 0);
+      await emitEvent(ctx, request, "pull", target);
       const headers = baseHeaders(digestHeaders(digest.value));
       headers.set("Location", location);
       return new Response(null, { status: 307, headers });
@@ -64,6 +68,7 @@ export async function getBlob(ctx: RegistryContext, request: Request, name: stri
     throw new RegistryError("RANGE_INVALID", "requested range not satisfiable", 416, { size }, { "Content-Range": `bytes */${size}` });
   }
   const headers = blobHeaders(digest, size);
+  await emitEvent(ctx, request, "pull", blobTarget(request, name, digest.value, size));
   if (range.kind === "partial") {
     const length = range.end - range.start + 1;
     const body = await ctx.storage.read(blobData(digest), { offset: range.start, length });
@@ -84,9 +89,10 @@ export async function headBlob(ctx: RegistryContext, name: string, digest: Diges
 }
 
 /** `DELETE /v2/<name>/blobs/<digest>`: unlink from the repository (bytes stay for other repositories). */
-export async function deleteBlob(ctx: RegistryContext, name: string, digest: Digest): Promise<Response> {
+export async function deleteBlob(ctx: RegistryContext, request: Request, name: string, digest: Digest): Promise<Response> {
   const link = layerLink(name, digest);
   if (!(await exists(ctx.storage, link))) throw blobUnknown(digest);
   await ctx.storage.delete(link);
+  await emitEvent(ctx, request, "delete", { digest: digest.value, repository: name });
   return empty(202, digestHeaders(digest.value));
 }

@@ -6,6 +6,7 @@
  */
 import type { LogHook } from "../http/log.js";
 import type { CounterSeries } from "../util/metrics.js";
+import type { Emit } from "../events/hook.js";
 import type { StorageDriver } from "../storage/driver.js";
 import type { StreamHasher } from "../oci/hash.js";
 import type { ManifestCache } from "./manifest-cache.js";
@@ -27,6 +28,8 @@ export interface RegistryContext {
   callerOf: (request: Request) => string | undefined;
   manifestMediaTypes: ReadonlySet<string>;
   log: LogHook;
+  /** Emits an event to the `onEvent` hook (a no-op without one). */
+  emit: Emit;
   /**
    * Hashers of uploads in progress in this process, by `name/uuid`, with the
    * upload size they have seen. Only a speed-up: when the next request of an

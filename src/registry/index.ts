@@ -39,6 +39,7 @@ import type { UploadLimits } from "./upload-limits.js";
 import { resolvePullThrough, type PullThroughOptions } from "./pull-through/options.js";
 import { pullBlob } from "./pull-through/blobs.js";
 import { pullManifest } from "./pull-through/manifests.js";
+import { eventEmitter, type EventHook } from "../events/hook.js";
 
 /** Size and count limits of the registry. */
 export interface RegistryLimits {
@@ -117,6 +118,13 @@ export interface RegistryOptions {
    * the repository name; other repositories stay local (docs/proxy.md).
    */
   pullThrough?: PullThroughOptions;
+  /**
+   * Receives an event per push, pull (manifest and blob GET), mount, delete,
+   * upload started or cancelled and repository created (see docs/events.md).
+   * A function is called after the request and can neither fail nor slow it;
+   * a sink (`record`, e.g. `createNotifier`) is awaited before the response.
+   */
+  onEvent?: EventHook;
 }
 
 function redirectSetting(option: RegistryOptions["redirect"]): RegistryContext["redirect"] {
@@ -167,6 +175,7 @@ export function createRegistry(options: RegistryOptions): RegistryHandler {
     callerOf: options.callerOf ?? ((request) => principalOf(request)?.subject || undefined),
     manifestMediaTypes: new Set(options.manifestMediaTypes ?? DEFAULT_MANIFEST_MEDIA_TYPES),
     log,
+    emit: eventEmitter({ onEvent: options.onEvent, log }),
     liveHashers: new Map(),
     manifests: new ManifestCache(),
     uploadBytes: options.metrics
@@ -250,18 +259,18 @@ function dispatch(ctx: RegistryContext, request: Request, url: URL, route: Route
       if (method === "GET") return getManifest(ctx, request, route.name, route.reference);
       if (method === "HEAD") return headManifest(ctx, route.name, route.reference);
       if (method === "PUT") return putManifest(ctx, request, url, route.name, route.reference);
-      return deleteManifest(ctx, route.name, route.reference);
+      return deleteManifest(ctx, request, route.name, route.reference);
     case "blob":
       if (method === "GET") return getBlob(ctx, request, route.name, route.digest);
       if (method === "HEAD") return headBlob(ctx, route.name, route.digest);
-      return deleteBlob(ctx, route.name, route.digest);
+      return deleteBlob(ctx, request, route.name, route.digest);
     case "uploads":
       return startUpload(ctx, request, url, route.name, mountRequest(url));
     case "upload":
       if (method === "GET") return uploadStatus(ctx, request, url, route.name, route.uuid);
       if (method === "PATCH") return patchUpload(ctx, request, url, route.name, route.uuid);
       if (method === "PUT") return putUpload(ctx, request, url, route.name, route.uuid);
-      return cancelUpload(ctx, url, route.name, route.uuid);
+      return cancelUpload(ctx, request, url, route.name, route.uuid);
   }
 }
 
@@ -313,6 +322,7 @@ export { instrumentHandler, metricsHandler } from "../http/metrics.js";
 export { createHealthChecks } from "../util/health.js";
 export type { HealthCheckOptions, HealthChecks } from "../util/health.js";
 export { healthGate, healthStatusHandler, storageHealthCheck } from "./health.js";
+export type { EventHook, EventListener, EventSink, RegistryEvent } from "../events/index.js";
 
 function uploadLimits(limits: RegistryLimits | undefined): UploadLimits {
   const count = (value: number | undefined, fallback: number, what: string): number => {

@@ -11,13 +11,14 @@ import type { RegistryContext } from "./context.js";
 import { parseDigest, tryParseDigest, type Digest } from "../oci/digest.js";
 import { RegistryError } from "../oci/errors.js";
 import { digestBytes } from "../oci/hash.js";
-import { blobData, layerLink, manifestRevision, referrer, tagLink, tagsPrefix, type ManifestMeta } from "./layout.js";
+import { blobData, layerLink, manifestRevision, parseKey, referrer, tagLink, tagsPrefix, type ManifestMeta } from "./layout.js";
 import { MAX_CACHED_MANIFEST, stampOf, type CachedRevision } from "./manifest-cache.js";
 import { parseManifest, type ParsedManifest } from "./manifest-document.js";
 import { tagInvalid, type Reference } from "./names.js";
 import { absolute, digestHeaders, empty } from "./responses.js";
 import { eachKey, ensureRepository, exists, mapLimited, readJson, readSmall, readText, writeJson, writeText } from "./storage-io.js";
 import { HEADERS, baseHeaderList, baseHeaders } from "../oci/wire.js";
+import { emitEvent, manifestTarget, repositoryCreated } from "./events.js";
 
 /** The 404 `MANIFEST_UNKNOWN` of a reference. */
 export function manifestUnknown(reference: Reference): RegistryError {
@@ -92,6 +93,8 @@ function manifestHeaders({ digest, meta, cached }: Resolved): HeadersInit {
 /** `GET /v2/<name>/manifests/<reference>`: the stored bytes, as pushed. */
 export async function getManifest(ctx: RegistryContext, request: Request, name: string, reference: Reference): Promise<Response> {
   const resolved = await resolve(ctx, name, reference);
+  const tag = reference.kind === "tag" ? reference.tag : undefined;
+  await emitEvent(ctx, request, "pull", manifestTarget(request, name, resolved.digest.value, resolved.meta.mediaType, resolved.meta.size, tag));
   if (resolved.bytes) return inMemoryResponse(request, resolved.bytes, { status: 200, headers: manifestHeaders(resolved) });
   const body = await ctx.storage.read(blobData(resolved.digest));
   if (!body) throw manifestUnknown(reference);
@@ -145,7 +148,11 @@ export async function putManifest(ctx: RegistryContext, request: Request, url: U
   const manifest = parseManifest(bytes, request.headers.get("content-type"), ctx.manifestMediaTypes);
   await checkReferences(ctx, name, manifest);
 
-  await storeManifest(ctx, name, digest, bytes, manifest, reference.kind === "tag" ? reference.tag : undefined);
+  const tag = reference.kind === "tag" ? reference.tag : undefined;
+  const created = await storeManifest(ctx, name, digest, bytes, manifest, tag);
+  await repositoryCreated(ctx, request, name, created);
+  const references = [...manifest.blobs, ...manifest.manifests].map((d) => ({ mediaType: d.mediaType, digest: d.digest.value, size: d.size }));
+  await emitEvent(ctx, request, "push", manifestTarget(request, name, digest.value, manifest.mediaType, bytes.byteLength, tag, references));
 
   const headers = digestHeaders(digest.value);
   headers.set("Location", absolute(request, `/v2/${name}/manifests/${digest.value}`));
@@ -156,9 +163,10 @@ export async function putManifest(ctx: RegistryContext, request: Request, url: U
 /**
  * Store a checked manifest of `name`: its bytes under `digest`, its revision,
  * its `subject` in the referrers index, then `tag` when given. Used by a PUT
- * and by the pull-through cache.
+ * and by the pull-through cache. Resolves to whether this created the
+ * repository.
  */
-export async function storeManifest(ctx: RegistryContext, name: string, digest: Digest, bytes: Uint8Array, manifest: ParsedManifest, tag?: string): Promise<void> {
+export async function storeManifest(ctx: RegistryContext, name: string, digest: Digest, bytes: Uint8Array, manifest: ParsedManifest, tag?: string): Promise<boolean> {
   // Bytes, then revision, then tag: each step is only visible once the one before it is done.
   await ctx.storage.write(blobData(digest), bytes);
   const meta: ManifestMeta = { mediaType: manifest.mediaType, size: bytes.byteLength };
@@ -172,7 +180,7 @@ export async function storeManifest(ctx: RegistryContext, name: string, digest: 
     await writeJson(ctx.storage, referrer(name, manifest.subject.digest, digest), entry);
   }
   if (tag !== undefined) await writeText(ctx.storage, tagLink(name, tag), digest.value);
-  await ensureRepository(ctx.storage, name);
+  return ensureRepository(ctx.storage, name);
 }
 
 /**
@@ -180,22 +188,30 @@ export async function storeManifest(ctx: RegistryContext, name: string, digest: 
  * the tags pointing at it and its referrers entry. By tag: remove the tag only
  * (distribution-spec v1.1).
  */
-export async function deleteManifest(ctx: RegistryContext, name: string, reference: Reference): Promise<Response> {
+export async function deleteManifest(ctx: RegistryContext, request: Request, name: string, reference: Reference): Promise<Response> {
   if (reference.kind === "invalidTag") throw manifestUnknown(reference);
   if (reference.kind === "tag") {
     const key = tagLink(name, reference.tag);
     if (!(await exists(ctx.storage, key))) throw manifestUnknown(reference);
     await ctx.storage.delete(key);
+    await emitEvent(ctx, request, "delete", { repository: name, tag: reference.tag });
     return empty(202);
   }
   const { digest } = reference;
   const meta = await readJson<ManifestMeta>(ctx.storage, manifestRevision(name, digest));
   if (!meta) throw manifestUnknown(reference);
+  const untagged: string[] = [];
   for await (const key of eachKey(ctx.storage, tagsPrefix(name))) {
-    if ((await readText(ctx.storage, key))?.trim() === digest.value) await ctx.storage.delete(key);
+    if ((await readText(ctx.storage, key))?.trim() !== digest.value) continue;
+    await ctx.storage.delete(key);
+    const parsed = parseKey(key);
+    if (parsed.kind === "tagLink") untagged.push(parsed.tag);
   }
   const subject = meta.subject === undefined ? undefined : tryParseDigest(meta.subject);
   if (subject) await ctx.storage.delete(referrer(name, subject, digest));
   await ctx.storage.delete(manifestRevision(name, digest));
+  await emitEvent(ctx, request, "delete", { digest: digest.value, repository: name });
+  // Then one per tag that pointed at it, as Distribution does.
+  for (const tag of untagged) await emitEvent(ctx, request, "delete", { repository: name, tag });
   return empty(202, digestHeaders(digest.value));
 }

@@ -49,10 +49,12 @@ export async function exists(storage: StorageDriver, key: string): Promise<boole
   return (await storage.stat(key)) !== undefined;
 }
 
-/** Record `name` in the repository index used by the catalog. */
-export async function ensureRepository(storage: StorageDriver, name: string): Promise<void> {
+/** Record `name` in the repository index used by the catalog; resolves to whether it was new. */
+export async function ensureRepository(storage: StorageDriver, name: string): Promise<boolean> {
   const key = catalogEntry(name);
-  if (!(await exists(storage, key))) await writeText(storage, key, name);
+  if (await exists(storage, key)) return false;
+  await writeText(storage, key, name);
+  return true;
 }
 
 /** Every key under `prefix`, page by page (bounded memory per page). */

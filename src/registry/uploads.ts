@@ -22,6 +22,7 @@ import { StorageError } from "../storage/driver.js";
 import { byteAllowance, callerKey, checkNewSession, overByteLimit, registerSession, removeSession, serialized } from "./upload-limits.js";
 import type { UploadState } from "./upload-state.js";
 import { HEADERS, setPair } from "../oci/wire.js";
+import { blobTarget, emitEvent, repositoryCreated } from "./events.js";
 
 /** An upload whose `_state` verified and whose object exists. */
 interface Session {
@@ -132,7 +133,8 @@ async function commit(ctx: RegistryContext, request: Request, state: Pick<Upload
   }
   await removeSession(ctx.storage, owner, name, uuid);
   await ctx.storage.write(layerLink(name, digest), new TextEncoder().encode(digest.value));
-  await ensureRepository(ctx.storage, name);
+  await repositoryCreated(ctx, request, name, await ensureRepository(ctx.storage, name));
+  await emitEvent(ctx, request, "push", blobTarget(request, name, digest.value, size));
   return blobCreated(request, name, digest);
 }
 
@@ -158,7 +160,9 @@ export async function startUpload(ctx: RegistryContext, request: Request, url: U
     const source = layerLink(mount.from, mount.digest);
     if ((await exists(ctx.storage, source)) && (await exists(ctx.storage, blobData(mount.digest)))) {
       await ctx.storage.write(layerLink(name, mount.digest), new TextEncoder().encode(mount.digest.value));
-      await ensureRepository(ctx.storage, name);
+      await repositoryCreated(ctx, request, name, await ensureRepository(ctx.storage, name));
+      const size = (await ctx.storage.stat(blobData(mount.digest)))?.size ?? 0;
+      await emitEvent(ctx, request, "mount", blobTarget(request, name, mount.digest.value, size, mount.from));
       return blobCreated(request, name, mount.digest);
     }
   }
@@ -179,7 +183,10 @@ export async function startUpload(ctx: RegistryContext, request: Request, url: U
   );
   const state: UploadState = { name, uuid, offset: 0, startedAt };
   if (owner !== undefined) state.owner = owner;
-  if (digest === undefined) return sessionResponse(ctx, request, state, 202);
+  if (digest === undefined) {
+    await emitEvent(ctx, request, "upload.started", { repository: name, uploadId: uuid });
+    return sessionResponse(ctx, request, state, 202);
+  }
   let result;
   try {
     const maxBytes = await allowance(ctx, request, name, uuid, owner, 0);
@@ -277,9 +284,10 @@ export async function uploadStatus(ctx: RegistryContext, request: Request, url: 
 }
 
 /** `DELETE`: cancel the upload (204). */
-export async function cancelUpload(ctx: RegistryContext, url: URL, name: string, uuid: string): Promise<Response> {
+export async function cancelUpload(ctx: RegistryContext, request: Request, url: URL, name: string, uuid: string): Promise<Response> {
   const { state } = await loadSession(ctx, url, name, uuid);
   ctx.liveHashers.delete(`${name}/${uuid}`);
   await removeSession(ctx.storage, state.owner, name, uuid);
+  await emitEvent(ctx, request, "upload.cancelled", { repository: name, uploadId: uuid });
   return empty(204);
 }

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { EventHook } from "../events/hook.js";
 import type { LogHook } from "../http/log.js";
 import type { StorageDriver } from "../storage/driver.js";
 
@@ -20,6 +21,8 @@ export interface AllInOneOptions {
   log?: LogHook;
   /** Use this storage instead of the configured one (tests). */
   storage?: StorageDriver;
+  /** Also receives the registry's events (besides the configured `notifications`). */
+  onEvent?: EventHook;
 }
 
 /** What the server runs, for the banner and for tests. */

@@ -19,6 +19,7 @@
  *
  * @module
  */
+import { createNotifier, type Notifier } from "../events/index.js";
 import { silent } from "../http/log.js";
 import { createRegistry } from "../registry/index.js";
 import type { StorageDriver } from "../storage/driver.js";
@@ -62,6 +63,11 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
   const admin = users && config.users ? await bootstrapFirstAdmin(users, config.users) : undefined;
   const token = config.tokenService ? await loadTokenKeys(config.tokenService, config.keyDirectory) : undefined;
   const auth = await registryAuthorizer(config, token?.keys, options.origin, log);
+  // The outbox lives in the registry's storage, under `_events/`, so a restart (or another process) delivers what is pending.
+  const notifier: Notifier | undefined = config.notifications
+    ? createNotifier({ storage, endpoints: config.notifications.endpoints, includeReferences: config.notifications.includeReferences, log })
+    : undefined;
+  const hooks = [...(notifier ? [notifier] : []), ...(options.onEvent === undefined ? [] : [options.onEvent].flat())];
 
   const registry = createRegistry({
     storage,
@@ -73,6 +79,7 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
     log,
     ...(metrics ? { metrics } : {}),
     ...(config.proxy ? { pullThrough: pullThroughOf(config.proxy) } : {}),
+    ...(hooks.length > 0 ? { onEvent: hooks } : {}),
   });
   // Bearer tokens for the management API: only from our own token service.
   const bearerAudience = config.tokenService && token && config.auth && users ? managementAudience(config.auth.service) : undefined;
@@ -94,12 +101,14 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
   // Started last, so that a failed start-up leaves no timer behind.
   const jobs = startJobs(storage, config, log);
   observed.start();
+  notifier?.start();
   return {
     handler,
     ...(observed.debugHandler ? { debugHandler: observed.debugHandler } : {}),
     close: async () => {
       observed.stop();
       await jobs.stop();
+      await notifier?.close();
       await storage.close?.();
     },
     info: describeAllInOne(config, storageLine(config, options.storage ? opened.name : describeStorage(config.storage), storage), {

@@ -98,7 +98,7 @@ export const SCHEMA: KeySpec = {
   catalog: { maxentries: "ok" },
   middleware: "ignored",
   reporting: "ignored",
-  notifications: "ignored",
+  notifications: { endpoints: "any", events: { includereferences: "ok" } },
   redis: "ignored",
   health: {
     storagedriver: { enabled: "ok", interval: "ok", threshold: "ok" },

@@ -9,6 +9,7 @@ import type { CliLogLevel } from "./config-values.js";
 import type { DebugConfig, HealthConfig } from "./config-debug.js";
 import type { UploadsConfig } from "./config-uploads.js";
 import type { ProxyUpstreamConfig } from "./config-proxy.js";
+import type { NotificationsConfig } from "./config-notifications.js";
 import type { VerifyScheduleConfig } from "./config-verify.js";
 
 /** The registry's Basic authentication against an htpasswd file (`auth.htpasswd`). */
@@ -185,6 +186,8 @@ export interface AllInOneConfig {
   uploads: UploadsConfig;
   /** The pull-through cache's upstreams (`proxy`, `registrykit.proxy.upstreams`); absent: no cache. */
   proxy?: ProxyUpstreamConfig[];
+  /** Webhook notifications (`notifications.endpoints`); absent when none is configured. */
+  notifications?: NotificationsConfig;
 }
 
 /** What `resolveConfig()` needs. */

@@ -21,12 +21,14 @@ import { bool, ConfigError, logLevel, positiveInt, str } from "./config-values.j
 import { resolveVerifySchedule } from "./config-verify.js";
 import { resolveUploads } from "./config-uploads.js";
 import { resolveProxy } from "./config-proxy.js";
+import { resolveNotifications } from "./config-notifications.js";
 
 export { ConfigError } from "./config-values.js";
 export type { CliLogLevel } from "./config-values.js";
 export type { VerifyScheduleConfig } from "./config-verify.js";
 export type { UploadsConfig } from "./config-uploads.js";
 export type { ProxyUpstreamConfig } from "./config-proxy.js";
+export type { NotificationsConfig } from "./config-notifications.js";
 
 export type {
   AllInOneConfig, HtpasswdAuthConfig, ResolveInput, Resolved, S3StorageConfig, TokenAuthConfig, TokenServiceConfig, UiConfig, UsersConfig,
@@ -96,6 +98,7 @@ export function resolveConfig(input: ResolveInput): Resolved {
   const fullAuth = completeAuth(auth, tokenService, named);
   const verify = resolveVerifySchedule(get, opt, named);
   const health = resolveHealth(reader);
+  const notifications = resolveNotifications(reader, warnings);
   const config: AllInOneConfig = {
     source: input.document === undefined ? "defaults" : "file",
     http: { ...resolveHttp(reader, addr), ...optional("debug", resolveDebug(reader)) },
@@ -116,6 +119,7 @@ export function resolveConfig(input: ResolveInput): Resolved {
     keyDirectory: reader.abs(opt("registrykit.keydirectory", str) ?? `${env.REGISTRY_KIT_DATA || "./data"}/keys`),
     ...(verify ? { verify } : {}),
     uploads: resolveUploads(opt, named),
+    ...(notifications ? { notifications } : {}),
   };
   const proxy = resolveProxy(reader);
   if (proxy) config.proxy = proxy;

@@ -16,6 +16,8 @@
  *
  * @module
  */
+import { eventEmitter, type EventHook } from "../events/hook.js";
+import type { EventAction } from "../events/model.js";
 import type { Principal } from "../auth/access.js";
 import { methodNotAllowed } from "../http/response.js";
 import { silent, type LogHook } from "../http/log.js";
@@ -70,6 +72,12 @@ export interface UserServiceOptions {
   maxPageSize?: number;
   /** Log hook; never receives passwords or hashes. Default: silent. */
   log?: LogHook;
+  /**
+   * Receives `user.created`, `user.updated`, `user.deleted`,
+   * `user.password_changed` and `user.admin_changed` after each successful
+   * change. A function can neither fail nor slow a request.
+   */
+  onEvent?: EventHook;
 }
 
 /** A fetch handler. */
@@ -92,6 +100,7 @@ export function createUserService(options: UserServiceOptions): UserService {
     maxPageSize: options.maxPageSize ?? PAGE_SIZE.max,
     log: options.log ?? silent,
   };
+  const emit = eventEmitter({ onEvent: options.onEvent, log: settings.log });
   const authenticate = options.authenticate ?? basicAuthenticator(storeCredentialCheck(options.store, { scrypt }));
   const challenge = `Basic realm="${(options.realm ?? "registry-kit").replace(/["\\]/g, "")}"`;
 
@@ -117,7 +126,13 @@ export function createUserService(options: UserServiceOptions): UserService {
     try {
       const caller = await identify(request, authenticate, settings.store);
       if (caller === "rejected") return fail("UNAUTHORIZED", "invalid credentials");
-      return await dispatch(route, { request, url, settings, caller });
+      const response = await dispatch(route, { request, url, settings, caller });
+      const action = response.ok ? changeAction(route, request.method) : undefined;
+      if (action) {
+        const target = { ...("id" in route && { user: String(route.id) }) };
+        await emit(request, { action, target, ...(caller && { actor: caller.username }) });
+      }
+      return response;
     } catch (error) {
       if (error instanceof UserApiError) return fail(error.code, error.message, error.field);
       if (error instanceof UserStoreError) return fromStoreError(error, fail);
@@ -174,4 +189,14 @@ function fromStoreError(error: UserStoreError, fail: (code: UserErrorCode, messa
     case "full":
       return fail("CONFLICT", "no user id is left");
   }
+}
+
+/** The event of a successful request that changed an account, if it did. */
+function changeAction(route: UserRoute, method: string): EventAction | undefined {
+  if (route.kind === "users" && method === "POST") return "user.created";
+  if (route.kind === "user" && method === "PUT") return "user.updated";
+  if (route.kind === "user" && method === "DELETE") return "user.deleted";
+  if (route.kind === "password") return "user.password_changed";
+  if (route.kind === "sysadmin") return "user.admin_changed";
+  return undefined;
 }

@@ -18,6 +18,7 @@ const FOUNDATIONS: Record<string, readonly string[]> = {
   http: ["util", "runtime"],
   oci: ["util", "runtime", "http"],
   storage: ["util", "runtime"],
+  events: ["util", "runtime", "http", "storage"],
 };
 const FOUNDATION_NAMES = Object.keys(FOUNDATIONS);
 

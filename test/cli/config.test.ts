@@ -337,9 +337,9 @@ describe("unknown and unsupported keys", () => {
   });
 
   it("warns about Distribution keys registry-kit ignores", () => {
-    const { warnings } = resolve(`${MINIMAL}notifications: {endpoints: []}\nhttp: {addr: ":5000", relativeurls: true, prefix: /reg}\nlog: {formatter: json}`);
+    const { warnings } = resolve(`${MINIMAL}redis: {addr: "r:6379"}\nhttp: {addr: ":5000", relativeurls: true, prefix: /reg}\nlog: {formatter: json}`);
     expect(warnings).toEqual(expect.arrayContaining([
-      "notifications: not supported by registry-kit, ignored",
+      "redis: not supported by registry-kit, ignored",
       "http.relativeurls: not supported by registry-kit, ignored",
       "http.prefix: not supported by registry-kit, ignored",
       "log.formatter: not supported by registry-kit, ignored",

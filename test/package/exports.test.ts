@@ -31,12 +31,13 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
       "removeAbandonedUploads", "storageHealthCheck", "tagDetails", "verifyBlobs",
     ],
     types: [
-      "Access", "Authorizer", "CounterSeries", "ErrorCode", "ExpireCachedTagsOptions", "ExpireCachedTagsReport", "Family",
-      "GaugeSeries", "GcOptions", "GcReport", "HealthCheckOptions", "HealthChecks", "HistogramSeries", "Metrics",
-      "PullThroughOptions", "PullThroughUpstream", "QuarantineInfo",
-      "RegistryHandler", "RegistryLimits", "RegistryOptions", "RemoveAbandonedUploadsOptions",
-      "RemoveAbandonedUploadsReport", "TagDetail", "TagDetailsOptions", "TagDetailsPage", "Upstream", "UpstreamBlob", "UpstreamManifest",
-      "UpstreamManifestHead", "VerifyError", "VerifyMismatch", "VerifyOptions",
+      "Access", "Authorizer", "CounterSeries", "ErrorCode", "EventHook", "EventListener", "EventSink",
+      "ExpireCachedTagsOptions", "ExpireCachedTagsReport", "Family", "GaugeSeries", "GcOptions", "GcReport",
+      "HealthCheckOptions", "HealthChecks", "HistogramSeries", "Metrics", "PullThroughOptions", "PullThroughUpstream",
+      "QuarantineInfo", "RegistryEvent", "RegistryHandler", "RegistryLimits", "RegistryOptions",
+      "RemoveAbandonedUploadsOptions", "RemoveAbandonedUploadsReport", "TagDetail", "TagDetailsOptions",
+      "TagDetailsPage", "Upstream", "UpstreamBlob", "UpstreamManifest", "UpstreamManifestHead", "VerifyError",
+      "VerifyMismatch", "VerifyOptions",
       "VerifyProgress", "VerifyReport",
     ],
   },
@@ -74,6 +75,16 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
       "StoreCredentialCheck", "StoreCredentialCheckOptions", "UserErrorCode", "UserErrorEntry",
       "UserPage", "UserPatch", "UserQuery", "UserRecord", "UserService", "UserServiceOptions",
       "UserStore", "UserStoreErrorCode",
+    ],
+  },
+  "./events": {
+    values: [
+      "DISTRIBUTION_ACTIONS", "EVENTS_MEDIA_TYPE", "createNotifier",
+    ],
+    types: [
+      "EventAction", "EventActor", "EventDescriptor", "EventHook", "EventListener", "EventRequest",
+      "EventSink", "EventSource", "EventTarget", "Notifier", "NotifierOptions", "RegistryEvent",
+      "WebhookEndpoint",
     ],
   },
   "./storage": {

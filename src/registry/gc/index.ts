@@ -17,6 +17,7 @@
  *
  * @module
  */
+import { eventEmitter, type EventHook } from "../../events/hook.js";
 import { silent, type LogHook } from "../../http/log.js";
 import { checked, type StorageDriver } from "../../storage/driver.js";
 import { markNewRevisions, markReachable } from "./mark.js";
@@ -40,6 +41,8 @@ export interface GcOptions {
   log?: LogHook;
   /** The clock (tests). Default `() => new Date()`. */
   now?: () => Date;
+  /** Receives a `gc.completed` event with the run's counts when it ends. */
+  onEvent?: EventHook;
 }
 
 /**
@@ -81,5 +84,7 @@ export async function collectGarbage(driver: StorageDriver, options: GcOptions =
     uploads: report.uploads.removed.length,
     bytes: report.bytesFreed,
   });
+  const counts = { dryRun: run.dryRun, manifests: report.manifests.removed.length, blobs: report.blobs.removed.length, uploads: report.uploads.removed.length, bytesFreed: report.bytesFreed };
+  await eventEmitter({ onEvent: options.onEvent, log: run.log })(undefined, { action: "gc.completed", target: { report: counts } });
   return report;
 }

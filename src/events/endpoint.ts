@@ -1,0 +1,107 @@
+/**
+ * One webhook endpoint, configured as Distribution's `notifications.endpoints`
+ * entry: which events it takes, and one POST of an envelope.
+ *
+ * @module
+ */
+import { EVENTS_MEDIA_TYPE, isDistributionAction, type RegistryEvent } from "./model.js";
+
+/** An endpoint, with Distribution's field names. */
+export interface WebhookEndpoint {
+  /** Unique name; it keys the endpoint's delivery position in the outbox. */
+  name: string;
+  /** Where envelopes are POSTed. */
+  url: string;
+  /** Extra request headers (e.g. `Authorization`); a value list is sent as several values. */
+  headers?: Record<string, string | readonly string[]>;
+  /** How long one POST may take, in milliseconds. Default 1000. */
+  timeout?: number;
+  /** Failures in a row before the endpoint backs off. Default 10. */
+  threshold?: number;
+  /** How long to wait after `threshold` failures, in milliseconds. Default 1000. */
+  backoff?: number;
+  /** Events whose `target.mediaType` is one of these are not sent (older spelling of `ignore.mediatypes`). */
+  ignoredmediatypes?: readonly string[];
+  /** Events to leave out. */
+  ignore?: { mediatypes?: readonly string[]; actions?: readonly string[] };
+  /** Configured but not sent to. */
+  disabled?: boolean;
+}
+
+/** An endpoint with its defaults applied and its filters as sets. */
+export interface ResolvedEndpoint {
+  name: string;
+  url: string;
+  headers: [string, string][];
+  timeoutMs: number;
+  threshold: number;
+  backoffMs: number;
+  ignoredMediaTypes: ReadonlySet<string>;
+  ignoredActions: ReadonlySet<string>;
+  disabled: boolean;
+}
+
+/** Check an endpoint (TypeError naming the field) and apply the defaults. */
+export function resolveEndpoint(endpoint: WebhookEndpoint): ResolvedEndpoint {
+  const where = `notifications endpoint ${JSON.stringify(endpoint.name ?? "")}`;
+  if (typeof endpoint.name !== "string" || !/^[A-Za-z0-9._-]{1,100}$/.test(endpoint.name)) {
+    throw new TypeError(`${where}: name must be 1 to 100 letters, digits, '.', '_' or '-'`);
+  }
+  let url: URL;
+  try {
+    url = new URL(endpoint.url);
+  } catch {
+    throw new TypeError(`${where}: url must be an absolute http(s) URL`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new TypeError(`${where}: url must be an absolute http(s) URL`);
+  const positive = (value: number | undefined, fallback: number, field: string, min: number): number => {
+    const n = value ?? fallback;
+    if (!Number.isFinite(n) || n < min) throw new TypeError(`${where}: ${field} must be a number >= ${min}`);
+    return n;
+  };
+  const headers: [string, string][] = [];
+  for (const [name, value] of Object.entries(endpoint.headers ?? {})) {
+    for (const v of typeof value === "string" ? [value] : value) headers.push([name, v]);
+  }
+  return {
+    name: endpoint.name,
+    url: url.href,
+    headers,
+    timeoutMs: positive(endpoint.timeout, 1000, "timeout", 1),
+    threshold: Math.floor(positive(endpoint.threshold, 10, "threshold", 1)),
+    backoffMs: positive(endpoint.backoff, 1000, "backoff", 0),
+    ignoredMediaTypes: new Set([...(endpoint.ignoredmediatypes ?? []), ...(endpoint.ignore?.mediatypes ?? [])]),
+    ignoredActions: new Set(endpoint.ignore?.actions ?? []),
+    disabled: endpoint.disabled ?? false,
+  };
+}
+
+/** Whether `endpoint` takes `event`: Distribution's actions only, minus the ignored ones. */
+export function wants(endpoint: ResolvedEndpoint, event: RegistryEvent): boolean {
+  if (!isDistributionAction(event.action) || endpoint.ignoredActions.has(event.action)) return false;
+  return !(event.target.mediaType !== undefined && endpoint.ignoredMediaTypes.has(event.target.mediaType));
+}
+
+/** Why a POST failed; the message names the endpoint and status, never the headers. */
+export class DeliveryError extends Error {}
+
+/** POST one envelope; resolves on a 2xx or 3xx answer, rejects with a {@link DeliveryError} otherwise. */
+export async function post(endpoint: ResolvedEndpoint, events: readonly RegistryEvent[]): Promise<void> {
+  const headers = new Headers(endpoint.headers);
+  headers.set("Content-Type", EVENTS_MEDIA_TYPE);
+  let response: Response;
+  try {
+    response = await fetch(endpoint.url, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ events }),
+      redirect: "manual",
+      signal: AbortSignal.timeout(endpoint.timeoutMs),
+    });
+  } catch (error) {
+    const reason = error instanceof Error && error.name === "TimeoutError" ? `no answer within ${endpoint.timeoutMs} ms` : error instanceof Error ? error.message : String(error);
+    throw new DeliveryError(`endpoint ${endpoint.name}: ${reason}`);
+  }
+  await response.body?.cancel();
+  if (response.status < 200 || response.status >= 400) throw new DeliveryError(`endpoint ${endpoint.name}: HTTP ${response.status}`);
+}

@@ -1,0 +1,36 @@
+/**
+ * The registry's events, in Distribution's shape: the target of a manifest or
+ * blob event (with its absolute URL by digest) and the actor of a request.
+ *
+ * @module
+ */
+import { principalOf } from "../auth/principal.js";
+import type { EventAction, EventDescriptor, EventTarget } from "../events/model.js";
+import type { RegistryContext } from "./context.js";
+import { absolute } from "./responses.js";
+
+/** Emit `action` on `target` for `request`, with its authenticated user as the actor. */
+export function emitEvent(ctx: RegistryContext, request: Request, action: EventAction, target: EventTarget): Promise<void> {
+  const actor = principalOf(request)?.subject || undefined;
+  return ctx.emit(request, actor === undefined ? { action, target } : { action, target, actor });
+}
+
+/** The target of a manifest event. */
+export function manifestTarget(request: Request, name: string, digest: string, mediaType: string, size: number, tag?: string, references?: EventDescriptor[]): EventTarget {
+  const target: EventTarget = { mediaType, digest, size, length: size, repository: name, url: absolute(request, `/v2/${name}/manifests/${digest}`) };
+  if (tag !== undefined) target.tag = tag;
+  if (references !== undefined) target.references = references;
+  return target;
+}
+
+/** The target of a blob event (Distribution's blob media type is `application/octet-stream`). */
+export function blobTarget(request: Request, name: string, digest: string, size: number, fromRepository?: string): EventTarget {
+  const target: EventTarget = { mediaType: "application/octet-stream", digest, size, length: size, repository: name, url: absolute(request, `/v2/${name}/blobs/${digest}`) };
+  if (fromRepository !== undefined) target.fromRepository = fromRepository;
+  return target;
+}
+
+/** Emit `repository.created` when `created` says the repository is new. */
+export async function repositoryCreated(ctx: RegistryContext, request: Request, name: string, created: boolean): Promise<void> {
+  if (created) await emitEvent(ctx, request, "repository.created", { repository: name });
+}

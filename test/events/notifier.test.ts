@@ -1,0 +1,142 @@
+/**
+ * Webhook notifications through the durable outbox, with real receivers on
+ * loopback: envelopes in Distribution's shape, filters, retries while an
+ * endpoint fails, resumption by a new notifier on the same store (a restart),
+ * several notifiers on one fs store delivering each event once.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { EVENTS_MEDIA_TYPE, createNotifier, type Notifier } from "../../src/events/index.js";
+import { fsStorage } from "../../src/storage/fs/index.js";
+import { memoryStorage } from "../../src/storage/memory/index.js";
+import type { StorageDriver } from "../../src/storage/driver.js";
+import { makeRegistry, pushImage, req } from "../registry/helpers.js";
+import { startReceiver, waitFor, type Receiver } from "./receiver.js";
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function receiver(): Promise<Receiver> {
+  const r = await startReceiver();
+  cleanups.push(() => r.close());
+  return r;
+}
+
+function notifier(storage: StorageDriver, endpoints: Parameters<typeof createNotifier>[0]["endpoints"], extra: Partial<Parameters<typeof createNotifier>[0]> = {}): Notifier {
+  const n = createNotifier({ storage, endpoints, pollMs: 20, pullFlushMs: 20, ...extra });
+  cleanups.push(() => n.close());
+  return n;
+}
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "rk-events-"));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+describe("createNotifier", () => {
+  it("POSTs Distribution envelopes: push of blobs then manifest, pull, delete of the manifest then of its tag; no references by default; headers sent", async () => {
+    const sink = await receiver();
+    const storage = memoryStorage();
+    const n = notifier(storage, [{ name: "ci", url: sink.url, headers: { Authorization: "Bearer s3cret" } }]);
+    n.start();
+    const registry = makeRegistry({ storage, deleteEnabled: true, onEvent: n });
+    const image = await pushImage(registry, "team/app", "v1");
+    await (await registry(req("GET", "/v2/team/app/manifests/v1"))).arrayBuffer();
+    expect((await registry(req("DELETE", `/v2/team/app/manifests/${image.digest}`))).status).toBe(202);
+    await waitFor(() => sink.events().length === 6, "6 events");
+    expect(sink.events().map((e) => `${e.action} ${e.target.digest ?? `tag ${e.target.tag}`}`)).toEqual([
+      `push ${image.config}`,
+      `push ${image.layer}`,
+      `push ${image.digest}`,
+      `pull ${image.digest}`,
+      `delete ${image.digest}`,
+      "delete tag v1",
+    ]);
+    expect(sink.envelopes.every((e) => e.contentType === EVENTS_MEDIA_TYPE)).toBe(true);
+    expect(sink.envelopes[0]!.headers.authorization).toBe("Bearer s3cret");
+    expect(sink.events()[2]!.target.references).toBeUndefined();
+    // Delivered objects are removed from the outbox.
+    await waitFor(() => sink.envelopes.length > 0, "any");
+    await n.deliverOnce();
+    expect((await storage.list("_events/outbox")).keys).toEqual([]);
+  });
+
+  it("includeReferences sends the manifest's references; ignore.actions and ignoredmediatypes filter; a disabled endpoint gets nothing", async () => {
+    const [full, filtered, off] = [await receiver(), await receiver(), await receiver()];
+    const storage = memoryStorage();
+    const n = notifier(storage, [
+      { name: "full", url: full.url },
+      { name: "filtered", url: filtered.url, ignore: { actions: ["pull"] }, ignoredmediatypes: ["application/octet-stream"] },
+      { name: "off", url: off.url, disabled: true },
+    ], { includeReferences: true });
+    n.start();
+    const registry = makeRegistry({ storage, onEvent: n });
+    const image = await pushImage(registry, "a", "v1");
+    await (await registry(req("GET", "/v2/a/manifests/v1"))).arrayBuffer();
+    await waitFor(() => full.events().length === 4 && filtered.events().length === 1, "both endpoints");
+    expect(full.events()[2]!.target.references?.map((r) => r.digest)).toEqual([image.config, image.layer]);
+    expect(filtered.events().map((e) => e.action)).toEqual(["push"]);
+    expect(filtered.events()[0]!.target.digest).toBe(image.digest);
+    expect(off.attempts).toBe(0);
+  });
+
+  it("an endpoint answering 500 gets every event once it recovers, in order; a healthy endpoint is not held up", async () => {
+    const [failing, healthy] = [await receiver(), await receiver()];
+    failing.answer = 500;
+    const storage = memoryStorage();
+    const n = notifier(storage, [{ name: "failing", url: failing.url, threshold: 2, backoff: 50 }, { name: "healthy", url: healthy.url }]);
+    n.start();
+    const registry = makeRegistry({ storage, onEvent: n });
+    for (let i = 0; i < 3; i++) await pushImage(registry, "r", `t${i}`, `seed${i}`);
+    await waitFor(() => healthy.events().length === 9 && failing.attempts >= 4, "healthy delivery and retries");
+    expect(failing.events()).toEqual([]);
+    failing.answer = 200;
+    await waitFor(() => failing.events().length === 9, "delivery after recovery");
+    expect(failing.events().map((e) => e.id)).toEqual(healthy.events().map((e) => e.id));
+  });
+
+  it("a hanging endpoint does not hold up requests: its POST times out and is retried", async () => {
+    const hang = await receiver();
+    hang.answer = "hang";
+    const storage = memoryStorage();
+    const n = notifier(storage, [{ name: "hang", url: hang.url, timeout: 100, threshold: 1, backoff: 20 }]);
+    n.start();
+    const registry = makeRegistry({ storage, onEvent: n });
+    await pushImage(registry, "a", "v1");
+    await waitFor(() => hang.attempts >= 2, "a retry after the timeout");
+    hang.answer = 200;
+    await waitFor(() => hang.events().length === 3, "delivery");
+  });
+
+  it("events recorded while nothing delivers are delivered by a later notifier on the same fs store (a restart)", async () => {
+    const sink = await receiver();
+    const dir = tempDir();
+    const first = createNotifier({ storage: fsStorage({ root: dir }), endpoints: [{ name: "ci", url: sink.url }], pollMs: 20 });
+    const registry = makeRegistry({ storage: fsStorage({ root: dir }), onEvent: first });
+    const image = await pushImage(registry, "a", "v1");
+    // never started, never closed: as after a crash
+    const second = notifier(fsStorage({ root: dir }), [{ name: "ci", url: sink.url }]);
+    second.start();
+    await waitFor(() => sink.events().length === 3, "3 events after restart");
+    expect(sink.events().map((e) => e.target.digest)).toEqual([image.config, image.layer, image.digest]);
+  });
+
+  it("three notifiers on one fs store deliver each of 30 events exactly once", async () => {
+    const sink = await receiver();
+    const dir = tempDir();
+    const notifiers = [0, 1, 2].map(() => notifier(fsStorage({ root: dir }), [{ name: "ci", url: sink.url }], { leaseMs: 5_000 }));
+    const registries = notifiers.map((n) => makeRegistry({ storage: fsStorage({ root: dir }), onEvent: n }));
+    for (const n of notifiers) n.start();
+    for (let i = 0; i < 10; i++) await pushImage(registries[i % 3]!, `r${i % 3}`, `t${i}`, `s${i}`);
+    await waitFor(() => sink.events().length >= 30, "30 events");
+    await new Promise((r) => setTimeout(r, 200));
+    const ids = sink.events().map((e) => e.id);
+    expect(ids.length).toBe(30);
+    expect(new Set(ids).size).toBe(30);
+  });
+});

@@ -1,0 +1,65 @@
+/**
+ * A webhook receiver on loopback for the notification tests: records every
+ * envelope it accepts, and answers what `status()` says (500 to play a
+ * failing endpoint, `"hang"` to never answer).
+ */
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { RegistryEvent } from "../../src/events/index.js";
+
+export interface Receiver {
+  url: string;
+  /** Envelopes accepted (answered 200), in arrival order, with their Content-Type. */
+  envelopes: { contentType: string | undefined; headers: IncomingMessage["headers"]; events: RegistryEvent[] }[];
+  /** Every event accepted, in order. */
+  events(): RegistryEvent[];
+  /** Requests received, accepted or not. */
+  attempts: number;
+  /** What the next answers are. */
+  answer: number | "hang";
+  close(): Promise<void>;
+}
+
+export async function startReceiver(): Promise<Receiver> {
+  const hanging = new Set<import("node:http").ServerResponse>();
+  const receiver: Receiver = {
+    url: "",
+    envelopes: [],
+    events: () => receiver.envelopes.flatMap((e) => e.events),
+    attempts: 0,
+    answer: 200,
+    close: async () => {
+      for (const res of hanging) res.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      receiver.attempts += 1;
+      if (receiver.answer === "hang") {
+        hanging.add(res);
+        return;
+      }
+      if (receiver.answer === 200) {
+        const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { events: RegistryEvent[] };
+        receiver.envelopes.push({ contentType: req.headers["content-type"], headers: req.headers, events: body.events });
+      }
+      res.writeHead(receiver.answer).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/events`;
+  return receiver;
+}
+
+/** Wait for `check` (a loaded machine may be slow); fail with `what` after `ms`. */
+export async function waitFor(check: () => boolean, what: string, ms = 60_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
