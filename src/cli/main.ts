@@ -8,7 +8,7 @@ import { readFile } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { readsRequestBasics } from "../http/request-basics.js";
 import { serve, type RunningServer } from "../node/index.js";
-import { attachAccessLog } from "./access-log.js";
+import { attachAccessLog, type RequestEmitter } from "./access-log.js";
 import { createAllInOne, type AllInOne } from "../server/all-in-one.js";
 import { bannerLines, listenAddress, startupWarnings } from "./banner.js";
 import { ConfigError, parseConfigText, resolveConfig, type AllInOneConfig } from "../server/config.js";
@@ -135,7 +135,7 @@ async function run(config: AllInOneConfig, io: CliIo): Promise<number | undefine
   // Installed before the banner, so a signal right after it is always handled.
   process.on("SIGINT", () => stop("SIGINT"));
   process.on("SIGTERM", () => stop("SIGTERM"));
-  if (config.log.accessLog) attachAccessLog(server.server, io.out);
+  if (config.log.accessLog) attachAccessLog(server.server as RequestEmitter, io.out);
   // With the port actually bound (PORT=0 picks one).
   for (const warning of startupWarnings({ ...config, http: { ...config.http, port: server.port } }, app.info)) io.err(`registry-kit: warning: ${warning}`);
   const banner = bannerLines(server.url, app.info, await version(), listenAddress(server.server.address() as AddressInfo));

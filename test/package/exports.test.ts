@@ -118,11 +118,11 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
     values: [
       "BadRequestError", "createNodeListeners", "fileCredentialStore", "htpasswdCredentials", "loadTrustStore",
       "ociLayoutStore", "parseHost", "pemKeysFromFiles", "readRootCertBundle", "requestUrl", "serve",
-      "toNodeListener", "toRequest", "writeResponse",
+      "TlsConfigError", "toNodeListener", "toRequest", "writeResponse",
     ],
     types: [
-      "FetchHandler", "HtpasswdCredentialsOptions", "NodeListener", "NodeListenerOptions", "NodeListeners", "PemKeyFiles",
-      "RequestOptions", "RunningServer", "ServeOptions",
+      "FetchHandler", "HtpasswdCredentialsOptions", "NodeListener", "NodeListenerOptions", "NodeListeners", "NodeServer",
+      "PemKeyFiles", "RequestOptions", "RunningServer", "ServeOptions", "ServeTlsOptions",
     ],
   },
   "./client": {
