@@ -116,9 +116,9 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
   },
   "./node": {
     values: [
-      "BadRequestError", "createNodeListeners", "fileCredentialStore", "htpasswdCredentials", "loadTrustStore",
+      "BadRequestError", "TlsConfigError", "createNodeListeners", "fileCredentialStore", "htpasswdCredentials", "loadTrustStore",
       "ociLayoutStore", "parseHost", "pemKeysFromFiles", "readRootCertBundle", "requestUrl", "serve",
-      "TlsConfigError", "toNodeListener", "toRequest", "writeResponse",
+      "toNodeListener", "toRequest", "writeResponse",
     ],
     types: [
       "FetchHandler", "HtpasswdCredentialsOptions", "NodeListener", "NodeListenerOptions", "NodeListeners", "NodeServer",
@@ -145,7 +145,7 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
       "ConfigError", "createAllInOne", "managementAudience", "parseConfigText", "resolveConfig",
     ],
     types: [
-      "AllInOne", "AllInOneConfig", "AllInOneInfo", "AllInOneOptions", "CliLogLevel", "HtpasswdAuthConfig", "ResolveInput",
+      "AllInOne", "AllInOneConfig", "AllInOneInfo", "AllInOneOptions", "CliLogLevel", "HtpasswdAuthConfig", "HttpTlsConfig", "ResolveInput",
       "Resolved", "S3StorageConfig", "TokenAuthConfig", "TokenServiceConfig", "UiConfig", "UploadsConfig",
       "UsersConfig", "VerifyScheduleConfig",
     ],
