@@ -13,7 +13,7 @@ import { serve, TlsConfigError, type RunningServer, type ServeTlsOptions } from 
 import { createRegistry } from "../../src/registry/index.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
 import { makeCerts, type Certs } from "./certs.js";
-import { patternChunks, patternSha256 } from "./test-handler.js";
+import { createTestHandler, patternChunks, patternSha256 } from "./test-handler.js";
 
 let certs: Certs;
 beforeAll(() => {
@@ -156,6 +156,43 @@ describe("serve() with TLS", () => {
       const put = await h2(session, { ":method": "PUT", ":path": `${location.pathname}${location.search}`, expect: "100-continue", "content-length": "5" }, [Buffer.from("hello")]);
       expect(put.status).toBe(400);
       expect(JSON.parse(put.body.toString()).errors[0].code).toBe("DIGEST_INVALID");
+    } finally {
+      session.close();
+    }
+  });
+
+  it("errors the body and aborts the signal when an HTTP/2 client goes away mid-upload (no END_STREAM)", async () => {
+    const t = createTestHandler();
+    running = await serve(t.handler, { tls: tlsFiles() });
+    const session = await h2session(running.url, { ca: certs.read(certs.ca) });
+    const stream = session.request({ ":method": "PUT", ":path": "/v2/_test/abort" }, { endStream: false });
+    stream.on("error", () => {});
+    stream.write(Buffer.alloc(64 * 1024));
+    await t.seen.abortStarted;
+    session.destroy();
+    expect(await t.seen.aborted).toContain("client disconnected");
+    // The server goes on serving new sessions.
+    const next = await h2session(running.url, { ca: certs.read(certs.ca) });
+    try {
+      expect((await h2(next, { ":path": "/v2/_test/missing" })).status).toBe(404);
+    } finally {
+      next.close();
+    }
+  });
+
+  it("aborts the handler's signal when an HTTP/2 client resets its upload stream, and keeps the session serving", async () => {
+    const t = createTestHandler();
+    running = await serve(t.handler, { tls: tlsFiles() });
+    const session = await h2session(running.url, { ca: certs.read(certs.ca) });
+    try {
+      const stream = session.request({ ":method": "PUT", ":path": "/v2/_test/abort" }, { endStream: false });
+      stream.on("error", () => {});
+      stream.write(Buffer.alloc(64 * 1024));
+      await t.seen.abortStarted;
+      stream.close(0x8 /* CANCEL */);
+      expect(await t.seen.aborted).toContain("client disconnected");
+      // The other streams of the session are unaffected.
+      expect((await h2(session, { ":path": "/v2/_test/missing" })).status).toBe(404);
     } finally {
       session.close();
     }
