@@ -138,6 +138,9 @@ async function secureServer(listeners: NodeListeners, options: ServeOptions): Pr
   // The compatibility API hands both HTTP/2 and HTTP/1.1 requests to the same listeners.
   const request = listeners.request as unknown as (req: Http2ServerRequest, res: Http2ServerResponse) => void;
   const server = createSecureServer({ ...tls, allowHTTP1: true }, request);
+  // HTTP/1.1 through allowHTTP1 has Node's own limits (a 5-minute requestTimeout would cut large uploads).
+  const { requestTimeout, headersTimeout, keepAliveTimeout } = http1Options(options);
+  Object.assign(server, { requestTimeout, headersTimeout, keepAliveTimeout });
   server.on("checkContinue", listeners.checkContinue as unknown as typeof request);
   const closer = trackHttp2Secure(server);
   return { server, close: (timeoutMs) => closer.close(timeoutMs) };

@@ -38,8 +38,9 @@ export interface Http2SecureCloser {
 /**
  * Track the sessions and HTTP/1.1 connections of `server` so that
  * {@link Http2SecureCloser.close} can end them: HTTP/2 sessions get a GOAWAY
- * (open streams finish), HTTP/1.1 connections are ended as soon as they
- * carry no request.
+ * (open streams finish), HTTP/1.1 connections that carried a request are
+ * ended as soon as they carry none (only their requests tell them apart from
+ * HTTP/2 sockets: a session's `socket` is a proxy).
  */
 export function trackHttp2Secure(server: Http2SecureServer): Http2SecureCloser {
   const sessions = new Set<Http2Session>();
@@ -64,12 +65,6 @@ export function trackHttp2Secure(server: Http2SecureServer): Http2SecureCloser {
   };
   server.prependListener("request", track);
   server.prependListener("checkContinue", track);
-  server.on("secureConnection", (socket: Socket) => {
-    if (!http1.has(socket)) {
-      http1.set(socket, 0);
-      socket.once("close", () => http1.delete(socket));
-    }
-  });
   return {
     close: (timeoutMs) =>
       new Promise((resolve) => {
@@ -85,10 +80,8 @@ export function trackHttp2Secure(server: Http2SecureServer): Http2SecureCloser {
           resolve();
         });
         for (const session of sessions) session.close();
-        for (const [socket, inFlight] of http1) {
-          // A socket that became an HTTP/2 session is closed through the session.
-          if (inFlight === 0 && ![...sessions].some((s) => s.socket === socket)) socket.end();
-        }
+        // HTTP/1.1 connections that never carried a request are closed by Node (allowHTTP1 tracks them).
+        for (const [socket, inFlight] of http1) if (inFlight === 0) socket.end();
       }),
   };
 }

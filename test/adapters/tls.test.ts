@@ -102,6 +102,8 @@ describe("serve() with TLS", () => {
   it("answers https on HTTP/1.1 with an https URL", async () => {
     running = await serve(registry(), { tls: tlsFiles() });
     expect(running.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    // HTTP/1.1 through the HTTP/2 server gets serve()'s limits, not Node's 5-minute request timeout.
+    expect(running.server).toMatchObject({ requestTimeout: 0, headersTimeout: 60_000, keepAliveTimeout: 65_000 });
     const res = await httpsGet(`${running.url}/v2/`, { ca: certs.read(certs.ca) });
     expect(res.status).toBe(200);
     expect(res.version).toBe("1.1");
@@ -196,6 +198,43 @@ describe("serve() with TLS", () => {
     } finally {
       session.close();
     }
+  });
+
+  it("close() lets an in-flight HTTP/2 request finish, and ends idle HTTP/2 sessions and HTTP/1.1 keep-alive connections", async () => {
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let entered!: () => void;
+    const inHandler = new Promise<void>((r) => (entered = r));
+    const handler = async (request: Request): Promise<Response> => {
+      if (new URL(request.url).pathname === "/slow") {
+        entered();
+        await released;
+        return new Response("slow done");
+      }
+      return new Response("ok");
+    };
+    const server = await serve(handler, { tls: tlsFiles() });
+    const ca = certs.read(certs.ca);
+    // An idle HTTP/1.1 keep-alive connection and an idle HTTP/2 session...
+    const agent = new (await import("node:https")).Agent({ keepAlive: true, ca });
+    expect((await httpsGet(`${server.url}/x`, { agent })).status).toBe(200);
+    const idle = await h2session(server.url, { ca });
+    const idleClosed = new Promise<void>((r) => idle.once("close", () => r()));
+    // ...and a busy HTTP/2 session.
+    const busy = await h2session(server.url, { ca });
+    const slow = h2(busy, { ":path": "/slow" });
+    await inHandler;
+    // Without the bookkeeping, close() would wait the whole (test-long) timeout for these connections.
+    const closed = server.close(600_000);
+    release();
+    const answer = await slow;
+    expect(answer.status).toBe(200);
+    expect(answer.body.toString()).toBe("slow done");
+    await closed;
+    await idleClosed;
+    expect(server.server.listening).toBe(false);
+    agent.destroy();
+    busy.destroy();
   });
 
   it("with http2: false offers no h2 by ALPN, only HTTP/1.1", async () => {
