@@ -30,6 +30,7 @@ const SYSTEM = [
   "test/cli/gc.test.ts",
   "test/cli/serve.test.ts",
   "test/cli/serve-debug.test.ts",
+  "test/cli/serve-tls.test.ts",
   "test/cli/verify.test.ts",
   "test/cli/verify-schedule.test.ts",
   // tsc and tsx over the code blocks of the docs

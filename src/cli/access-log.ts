@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 
@@ -44,8 +44,13 @@ export function basicUser(authorization: string | undefined): string | undefined
   return colon > 0 ? decoded.slice(0, colon) : undefined;
 }
 
+/** A server that emits `request` and `checkContinue` (node:http, node:https, or node:http2's compatibility API). */
+export interface RequestEmitter {
+  prependListener(event: "request" | "checkContinue", listener: (req: IncomingMessage, res: ServerResponse) => void): unknown;
+}
+
 /** Write one line per finished (or abandoned) request on `server` to `write`. */
-export function attachAccessLog(server: Server, write: (line: string) => void): void {
+export function attachAccessLog(server: RequestEmitter, write: (line: string) => void): void {
   const track = (req: IncomingMessage, res: ServerResponse): void => {
     const time = new Date();
     const socket = req.socket;

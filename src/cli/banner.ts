@@ -36,8 +36,9 @@ export function bannerLines(url: string, info: AllInOneInfo, version: string, li
   if (listen && isAnyHost(listen.address)) {
     lines.push(`${READY} all interfaces, ${hostPort(listen.address, listen.port)} (registry-kit ${version})`);
     lines.push(`  this machine    ${url}`);
-    const others = (listen.external ?? []).map((address) => `http://${hostPort(address, listen.port)}`);
-    lines.push(`  other hosts     ${others.length > 0 ? others.join(", ") : `http://<this machine's name or address>:${listen.port}`}`);
+    const scheme = url.startsWith("https:") ? "https" : "http";
+    const others = (listen.external ?? []).map((address) => `${scheme}://${hostPort(address, listen.port)}`);
+    lines.push(`  other hosts     ${others.length > 0 ? others.join(", ") : `${scheme}://<this machine's name or address>:${listen.port}`}`);
   } else {
     lines.push(`${READY} ${url} (registry-kit ${version})`);
   }

@@ -7,8 +7,8 @@
 import { readFile } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { readsRequestBasics } from "../http/request-basics.js";
-import { serve, type RunningServer } from "../node/index.js";
-import { attachAccessLog } from "./access-log.js";
+import { serve, TlsConfigError, type RunningServer, type ServeOptions } from "../node/index.js";
+import { attachAccessLog, type RequestEmitter } from "./access-log.js";
 import { createAllInOne, type AllInOne } from "../server/all-in-one.js";
 import { bannerLines, listenAddress, startupWarnings } from "./banner.js";
 import { ConfigError, parseConfigText, resolveConfig, type AllInOneConfig } from "../server/config.js";
@@ -88,10 +88,11 @@ async function run(config: AllInOneConfig, io: CliIo): Promise<number | undefine
     server = await serve(
       // Forwards to the all-in-one handler, which reads only the basics of a request.
       readsRequestBasics((request: Request) => (app ? app.handler(request) : Promise.resolve(new Response("starting", { status: 503 })))),
-      { host: config.http.host, port: config.http.port, trustProxy: config.http.trustProxy, log },
+      { host: config.http.host, port: config.http.port, trustProxy: config.http.trustProxy, log, ...listenOptions(config.http) },
     );
   } catch (error) {
-    io.err(`registry-kit: cannot listen on ${config.http.host}:${config.http.port}: ${(error as Error).message}`);
+    if (error instanceof TlsConfigError) io.err(`registry-kit: configuration error: http.tls: ${error.message}`);
+    else io.err(`registry-kit: cannot listen on ${config.http.host}:${config.http.port}: ${(error as Error).message}`);
     return 1;
   }
   try {
@@ -135,7 +136,7 @@ async function run(config: AllInOneConfig, io: CliIo): Promise<number | undefine
   // Installed before the banner, so a signal right after it is always handled.
   process.on("SIGINT", () => stop("SIGINT"));
   process.on("SIGTERM", () => stop("SIGTERM"));
-  if (config.log.accessLog) attachAccessLog(server.server, io.out);
+  if (config.log.accessLog) attachAccessLog(server.server as RequestEmitter, io.out);
   // With the port actually bound (PORT=0 picks one).
   for (const warning of startupWarnings({ ...config, http: { ...config.http, port: server.port } }, app.info)) io.err(`registry-kit: warning: ${warning}`);
   const banner = bannerLines(server.url, app.info, await version(), listenAddress(server.server.address() as AddressInfo));
@@ -146,6 +147,16 @@ async function run(config: AllInOneConfig, io: CliIo): Promise<number | undefine
   }
   for (const line of banner) io.out(line);
   return undefined;
+}
+
+/** `serve()`'s TLS and HTTP/2 options from the `http` section. */
+function listenOptions(http: AllInOneConfig["http"]): ServeOptions {
+  if (!http.tls) return { h2c: http.h2c };
+  const { certificate, key, clientCas, minimumTls, ciphers } = http.tls;
+  return {
+    tls: { certFile: certificate, keyFile: key, clientCaFiles: clientCas, minVersion: minimumTls, ...(ciphers !== undefined ? { ciphers } : {}) },
+    http2: http.http2,
+  };
 }
 
 function isFsError(error: unknown): error is NodeJS.ErrnoException {

@@ -43,7 +43,10 @@ export function incomingBody(req: IncomingMessage, onFirstPull?: () => void): Re
     controller.error(error);
   };
   const onClose = (): void => {
-    if (!settled && !req.complete) onError(new Error("client closed the connection before the body was complete"));
+    // HTTP/2 counts a reset stream as `complete`; its `aborted` tells the difference.
+    if (!settled && (!req.complete || (req as { aborted?: boolean }).aborted === true)) {
+      onError(new Error("client closed the connection before the body was complete"));
+    }
   };
   return new ReadableStream<Uint8Array>(
     {

@@ -13,7 +13,9 @@
 export { toNodeListener, createNodeListeners } from "./listener.js";
 export type { FetchHandler, NodeListener, NodeListeners, NodeListenerOptions } from "./listener.js";
 export { serve } from "./serve.js";
-export type { RunningServer, ServeOptions } from "./serve.js";
+export type { NodeServer, RunningServer, ServeOptions } from "./serve.js";
+export { TlsConfigError } from "./tls.js";
+export type { ServeTlsOptions } from "./tls.js";
 export { toRequest, requestUrl, BadRequestError } from "./request.js";
 export type { RequestOptions } from "./request.js";
 export { writeResponse } from "./response.js";

@@ -4,6 +4,7 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Http2ServerRequest } from "node:http2";
 import { silent, type LogHook } from "../http/log.js";
 import { onlyReadsRequestBasics } from "../http/request-basics.js";
 import { BadRequestError, toRequest, type RequestOptions } from "./request.js";
@@ -83,7 +84,8 @@ async function handle(
     return controller.signal;
   };
   res.once("close", () => {
-    if (res.writableFinished) return;
+    // An HTTP/2 stream reset by the client also ends "finished": its request says it was aborted.
+    if (res.writableFinished && (req.httpVersionMajor !== 2 || !(req as unknown as Http2ServerRequest).aborted)) return;
     disconnected = true;
     controller?.abort(new Error("client disconnected"));
   });

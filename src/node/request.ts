@@ -4,6 +4,7 @@
  * @module
  */
 import type { IncomingMessage } from "node:http";
+import type { Http2ServerRequest } from "node:http2";
 import type { TLSSocket } from "node:tls";
 import { incomingBody } from "./body.js";
 import { parseHost } from "./host.js";
@@ -58,7 +59,11 @@ export function toRequest(
   }
   const url = requestUrl(req, options);
   // A request has a body only when it says so (HTTP/1.1 framing): no stream for an empty POST or DELETE.
-  const framed = req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
+  // HTTP/2 has no framing headers: a stream ended with its headers has no body.
+  const framed =
+    req.headers["transfer-encoding"] !== undefined ||
+    Number(req.headers["content-length"] ?? 0) > 0 ||
+    (req.httpVersionMajor === 2 && !(req as unknown as Http2ServerRequest).stream.endAfterHeaders);
   const hasBody = method !== "GET" && method !== "HEAD" && framed;
   if (!hasBody && basicsOnly) return lightRequest({ method, url, pairs: headers, signal: typeof signal === "function" ? signal : () => signal });
   const init: RequestInit & { duplex?: "half" } = { method, headers };
@@ -72,7 +77,8 @@ export function toRequest(
 /** The absolute URL of `req`: scheme from the socket, authority from Host (or forwarded headers). */
 export function requestUrl(req: IncomingMessage, options: RequestOptions = {}): string {
   let scheme = (req.socket as TLSSocket | undefined)?.encrypted ? "https" : "http";
-  let authority = req.headers.host;
+  // HTTP/2 names the authority in `:authority` (a Host header is optional there).
+  let authority = req.headers.host ?? (req.headers[":authority"] as string | undefined);
   if (options.trustProxy) {
     const proto = firstValue(req.headers["x-forwarded-proto"])?.toLowerCase();
     if (proto === "http" || proto === "https") scheme = proto;

@@ -105,8 +105,22 @@ async function readSmall(body: ReadableStream<Uint8Array>): Promise<Uint8Array> 
 }
 
 function writeHead(res: ServerResponse, response: Response, raw: string[]): void {
+  if (res.req.httpVersionMajor === 2) return writeHead2(res, response, raw);
   if (response.statusText) res.writeHead(response.status, response.statusText, raw);
   else res.writeHead(response.status, raw);
+}
+
+/** Headers HTTP/2 forbids (RFC 9113, 8.2.2); Node throws on them. */
+const CONNECTION_HEADERS = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"]);
+
+/** An HTTP/2 response (the compatibility API): no reason phrase, no connection-specific headers. */
+function writeHead2(res: ServerResponse, response: Response, raw: string[]): void {
+  const kept: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    if (!CONNECTION_HEADERS.has(name)) kept.push(name, raw[i + 1]!);
+  }
+  res.writeHead(response.status, kept);
 }
 
 /** Size of the two buffers a byte-stream body is read into (see {@link pipeBytes}). */

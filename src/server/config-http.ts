@@ -1,12 +1,14 @@
 /**
  * The `http` section: where to listen (`addr`, `net`), the public base URL
  * (`host`), the upload secret, extra response headers, the drain timeout at
- * shutdown, and whether to trust `X-Forwarded-*` (`registrykit.trustproxy`).
+ * shutdown, whether to trust `X-Forwarded-*` (`registrykit.trustproxy`), and
+ * TLS and HTTP/2 (read in `config-tls.ts`).
  *
  * @module
  */
 import type { ConfigReader } from "./config-reader.js";
 import type { AllInOneConfig } from "./config-types.js";
+import { resolveHttp2, resolveTlsConfig } from "./config-tls.js";
 import { bool, ConfigError, duration, headerMap, httpUrl, parseAddr, str, type ListenAddress } from "./config-values.js";
 
 /** `http.net` (only `tcp`) and `http.addr` (default `0.0.0.0:5000`, as in Distribution). */
@@ -17,8 +19,10 @@ export function resolveListen({ opt, named }: ConfigReader): ListenAddress {
 }
 
 /** The rest of the `http` section, around the listen address read by {@link resolveListen}. */
-export function resolveHttp({ get, opt, named }: ConfigReader, addr: ListenAddress): AllInOneConfig["http"] {
+export function resolveHttp(reader: ConfigReader, addr: ListenAddress): AllInOneConfig["http"] {
+  const { get, opt, named } = reader;
   const publicUrl = opt("http.host", httpUrl);
+  const tls = resolveTlsConfig(reader);
   return {
     host: addr.host,
     port: addr.port,
@@ -27,5 +31,7 @@ export function resolveHttp({ get, opt, named }: ConfigReader, addr: ListenAddre
     headers: headerMap(named("http.headers"), get("http.headers")),
     drainTimeout: opt("http.draintimeout", duration) ?? 10_000,
     trustProxy: opt("registrykit.trustproxy", bool) ?? false,
+    ...(tls ? { tls } : {}),
+    ...resolveHttp2(reader),
   };
 }

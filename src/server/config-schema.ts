@@ -3,7 +3,7 @@
  * `ok`: supported. `any`: supported, free-form below (e.g. header names).
  * `ignored`: a Distribution key registry-kit does not implement; start-up
  * warns and goes on. `refused`: a Distribution key whose silent omission
- * would weaken security or change behaviour (TLS, storage drivers
+ * would weaken security or change behaviour (storage drivers
  * other than filesystem, inmemory and s3); start-up stops. Keys not listed at all are warned as unknown.
  *
  * @module
@@ -34,9 +34,10 @@ export const SCHEMA: KeySpec = {
     prefix: "ignored",
     relativeurls: "ignored",
     debug: { addr: "ok", prometheus: { enabled: "ok", path: "ok" } },
-    http2: "ignored",
-    h2c: "ignored",
-    tls: "refused",
+    http2: { disabled: "ok" },
+    h2c: { enabled: "ok" },
+    // `letsencrypt` is refused with its own message in config-tls.ts.
+    tls: { certificate: "ok", key: "ok", clientcas: "ok", minimumtls: "ok", ciphersuites: "ok", letsencrypt: "any" },
   },
   storage: {
     filesystem: { rootdirectory: "ok", maxthreads: "ignored" },

@@ -108,6 +108,20 @@ export interface UiConfig {
   prefix: string;
 }
 
+/** `http.tls`: files are absolute paths, read when the server starts. */
+export interface HttpTlsConfig {
+  /** `certificate`: the PEM certificate chain file. */
+  certificate: string;
+  /** `key`: the PEM private key file. */
+  key: string;
+  /** `clientcas`: PEM files of the CAs client certificates must chain to; when any, a client certificate is required. */
+  clientCas: string[];
+  /** `minimumtls` as Node names it (default `TLSv1.2`). */
+  minimumTls: "TLSv1" | "TLSv1.1" | "TLSv1.2" | "TLSv1.3";
+  /** `ciphersuites` mapped to an OpenSSL cipher list; absent = Node's defaults. */
+  ciphers?: string;
+}
+
 /** The validated, defaulted configuration `createAllInOne()` runs from. */
 export interface AllInOneConfig {
   /** Whether this came from a file (`serve CONFIG`) or the built-in defaults. */
@@ -130,6 +144,12 @@ export interface AllInOneConfig {
     trustProxy: boolean;
     /** `http.debug`: the debug listener (`/debug/health`, metrics); `undefined` without `http.debug.addr`. */
     debug?: DebugConfig;
+    /** `http.tls`: serve https; absent for plain http. */
+    tls?: HttpTlsConfig;
+    /** HTTP/2 over TLS by ALPN (`http.http2.disabled` turns it off). Only with `tls`. */
+    http2: boolean;
+    /** `http.h2c.enabled`: cleartext HTTP/2 (prior knowledge) beside HTTP/1.1. Only without `tls`. */
+    h2c: boolean;
   };
   /** The `health` section: present when it configures at least one check. */
   health?: HealthConfig;

@@ -31,7 +31,7 @@ export type { ProxyUpstreamConfig } from "./config-proxy.js";
 export type { NotificationsConfig } from "./config-notifications.js";
 
 export type {
-  AllInOneConfig, HtpasswdAuthConfig, ResolveInput, Resolved, S3StorageConfig, TokenAuthConfig, TokenServiceConfig, UiConfig, UsersConfig,
+  AllInOneConfig, HtpasswdAuthConfig, HttpTlsConfig, ResolveInput, Resolved, S3StorageConfig, TokenAuthConfig, TokenServiceConfig, UiConfig, UsersConfig,
 } from "./config-types.js";
 
 export { DEFAULT_SERVICE } from "./config-auth.js";
@@ -124,6 +124,7 @@ export function resolveConfig(input: ResolveInput): Resolved {
   const proxy = resolveProxy(reader);
   if (proxy) config.proxy = proxy;
   checkPaths(config, named);
+  if (config.http.tls && config.http.h2c) warnings.push("http.h2c.enabled: no effect with http.tls (HTTP/2 over TLS is negotiated by ALPN; see http.http2.disabled)");
   if (!config.auth && !config.htpasswd) warnings.push("auth: no authentication configured; anyone who can reach the server can push and pull");
   if (config.storage.driver === "inmemory" && config.users) warnings.push("storage.inmemory: users are kept in memory and lost at exit");
   return { config, warnings };

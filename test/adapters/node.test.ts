@@ -42,8 +42,9 @@ describe("serve", () => {
   it("listens on 127.0.0.1 and a free port by default, with upload-friendly timeouts", async () => {
     running = await serve(createTestHandler().handler);
     expect(running.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(running.server.requestTimeout).toBe(0);
-    expect(running.server.headersTimeout).toBe(60_000);
+    const server = running.server as import("node:http").Server;
+    expect(server.requestTimeout).toBe(0);
+    expect(server.headersTimeout).toBe(60_000);
   });
 
   it("sends 100 Continue only when the handler reads the body, and closes after a refusal", async () => {

@@ -68,6 +68,15 @@ describe("banner: the address actually bound", () => {
     expect(lines[2]).toBe("  other hosts     http://192.0.2.10:5001, http://[2001:db8::10]:5001");
   });
 
+  it("with TLS: every URL is https", () => {
+    const lines = bannerLines("https://127.0.0.1:5443", app.info, "0.0.0", listenAddress(bound("0.0.0.0", 5443), INTERFACES));
+    expect(lines[1]).toBe("  this machine    https://127.0.0.1:5443");
+    expect(lines[2]).toBe("  other hosts     https://192.0.2.10:5443");
+    expect(lines[3]).toBe("  registry        https://127.0.0.1:5443/v2/");
+    const bare = bannerLines("https://127.0.0.1:5443", app.info, "0.0.0", listenAddress(bound("0.0.0.0", 5443), { lo: INTERFACES.lo }));
+    expect(bare[2]).toBe("  other hosts     https://<this machine's name or address>:5443");
+  });
+
   it("every interface on a machine without other addresses: says how to form the URL", () => {
     const lines = bannerLines("http://127.0.0.1:5000", app.info, "0.0.0", listenAddress(bound("0.0.0.0", 5000), { lo: INTERFACES.lo }));
     expect(lines[2]).toBe("  other hosts     http://<this machine's name or address>:5000");

@@ -69,7 +69,7 @@ describe("built-in defaults (serve without CONFIG)", () => {
     expect(warnings).toEqual([]);
     expect(config).toEqual<AllInOneConfig>({
       source: "defaults",
-      http: { host: "127.0.0.1", port: 5000, headers: [["X-Content-Type-Options", "nosniff"]], drainTimeout: 10_000, trustProxy: false },
+      http: { host: "127.0.0.1", port: 5000, headers: [["X-Content-Type-Options", "nosniff"]], drainTimeout: 10_000, trustProxy: false, http2: true, h2c: false },
       storage: { driver: "filesystem", rootDirectory: "/srv/app/data/registry" },
       deleteEnabled: false,
       redirect: true,
@@ -112,7 +112,7 @@ describe("a Distribution config.yml", () => {
       http: {
         host: "0.0.0.0", port: 5055, publicUrl: "https://registry.example.com", secret: "s3cret",
         headers: [["X-Content-Type-Options", "nosniff"], ["X-Multi", "a"], ["X-Multi", "b"]],
-        drainTimeout: 90_000, trustProxy: false,
+        drainTimeout: 90_000, trustProxy: false, http2: true, h2c: false,
       },
       storage: { driver: "filesystem", rootDirectory: "/var/lib/registry" },
       deleteEnabled: true,
@@ -347,7 +347,7 @@ describe("unknown and unsupported keys", () => {
   });
 
   it.each([
-    ["http: {tls: {certificate: /c.pem, key: /k.pem}}", "http.tls"],
+    ["http: {tls: {letsencrypt: {cachefile: /c, email: a@b.c}}}", "http.tls.letsencrypt"],
     ["auth: {silly: {realm: r, service: s}}", "auth.silly"],
   ])("refuses to start with %s (security would silently change)", (extra, key) => {
     expect(fails(`${MINIMAL}${extra}`).key).toBe(key);

@@ -129,13 +129,13 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
   },
   "./node": {
     values: [
-      "BadRequestError", "createNodeListeners", "fileCredentialStore", "htpasswdCredentials", "loadTrustStore",
+      "BadRequestError", "TlsConfigError", "createNodeListeners", "fileCredentialStore", "htpasswdCredentials", "loadTrustStore",
       "ociLayoutStore", "parseHost", "pemKeysFromFiles", "readRootCertBundle", "requestUrl", "serve",
       "toNodeListener", "toRequest", "writeResponse",
     ],
     types: [
-      "FetchHandler", "HtpasswdCredentialsOptions", "NodeListener", "NodeListenerOptions", "NodeListeners", "PemKeyFiles",
-      "RequestOptions", "RunningServer", "ServeOptions",
+      "FetchHandler", "HtpasswdCredentialsOptions", "NodeListener", "NodeListenerOptions", "NodeListeners", "NodeServer",
+      "PemKeyFiles", "RequestOptions", "RunningServer", "ServeOptions", "ServeTlsOptions",
     ],
   },
   "./client": {
@@ -159,8 +159,9 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
       "ConfigError", "createAllInOne", "managementAudience", "parseConfigText", "resolveConfig",
     ],
     types: [
-      "AllInOne", "AllInOneConfig", "AllInOneInfo", "AllInOneOptions", "CliLogLevel", "HtpasswdAuthConfig", "ProxyUpstreamConfig",
-      "ResolveInput", "Resolved", "S3StorageConfig", "TokenAuthConfig", "TokenServiceConfig", "UiConfig", "UploadsConfig",
+      "AllInOne", "AllInOneConfig", "AllInOneInfo", "AllInOneOptions", "CliLogLevel", "HtpasswdAuthConfig", "HttpTlsConfig",
+      "ProxyUpstreamConfig", "ResolveInput", "Resolved", "S3StorageConfig", "TokenAuthConfig", "TokenServiceConfig", "UiConfig",
+      "UploadsConfig",
       "UsersConfig", "VerifyScheduleConfig",
     ],
   },
