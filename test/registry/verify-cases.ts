@@ -54,7 +54,8 @@ export type OpenStorage = () => Promise<{ storage: StorageDriver; cleanup?: () =
 export function describeVerifyCases(label: string, open: OpenStorage): void {
   const setup = async () => {
     const { storage, cleanup } = await open();
-    const registry = createRegistry({ storage, uploadSecret: "verify-test" });
+    // Blob GETs served by the registry itself (not redirected to S3): these cases read the bytes back.
+    const registry = createRegistry({ storage, uploadSecret: "verify-test", redirect: false });
     return { storage, registry, cleanup: cleanup ?? (async () => {}) };
   };
 
