@@ -7,6 +7,7 @@
  *
  * @module
  */
+import type { EventHook } from "../events/hook.js";
 import { instrumentHandler } from "../http/metrics.js";
 import type { Metrics } from "../util/metrics.js";
 import { readFile } from "node:fs/promises";
@@ -114,6 +115,7 @@ export function tokenServiceRoute(
   managementAudience: string | undefined,
   log: LogHook,
   metrics?: Metrics,
+  onEvent?: EventHook,
 ): Route {
   const tokenService = createTokenService({
     issuer: auth.issuer,
@@ -126,6 +128,7 @@ export function tokenServiceRoute(
     ...(own.x5c === false ? { x5c: false } : {}),
     log,
     ...(metrics ? { metrics } : {}),
+    ...(onEvent ? { onEvent } : {}),
   });
   return pathRoute(own.path, metrics ? instrumentHandler(tokenService, metrics, "token") : tokenService, false);
 }

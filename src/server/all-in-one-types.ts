@@ -21,7 +21,7 @@ export interface AllInOneOptions {
   log?: LogHook;
   /** Use this storage instead of the configured one (tests). */
   storage?: StorageDriver;
-  /** Also receives the registry's events (besides the configured `notifications`). */
+  /** Receives the events of the registry, the token service and the management API (the configured `notifications` get only the registry's). */
   onEvent?: EventHook;
 }
 

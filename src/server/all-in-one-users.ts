@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { EventHook } from "../events/hook.js";
 import { instrumentHandler } from "../http/metrics.js";
 import type { Metrics } from "../util/metrics.js";
 import { createTokenVerifier, type KeyProvider } from "../auth/index.js";
@@ -37,7 +38,7 @@ export interface ManagementBearer {
 }
 
 /** The management API's route, `<prefix>/users` and everything under it. */
-export function usersRoute(config: UsersConfig, users: UserStore, bearer: ManagementBearer | undefined, log: LogHook, metrics?: Metrics): Route {
+export function usersRoute(config: UsersConfig, users: UserStore, bearer: ManagementBearer | undefined, log: LogHook, metrics?: Metrics, onEvent?: EventHook): Route {
   let authenticate: Authenticator | undefined;
   if (bearer) {
     const verifier = createTokenVerifier({ issuer: bearer.issuer, audience: bearer.audience, keys: bearer.keys });
@@ -49,6 +50,7 @@ export function usersRoute(config: UsersConfig, users: UserStore, bearer: Manage
   const service = createUserService({
     store: users, prefix: config.prefix, selfRegistration: config.selfRegistration, authMode: "db", log,
     ...(authenticate ? { authenticate } : {}),
+    ...(onEvent ? { onEvent } : {}),
   });
   return pathRoute(`${config.prefix}/users`, metrics ? instrumentHandler(service, metrics, "users") : service, true);
 }

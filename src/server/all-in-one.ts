@@ -85,12 +85,12 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
   const bearerAudience = config.tokenService && token && config.auth && users ? managementAudience(config.auth.service) : undefined;
   const routes: Route[] = [pathRoute("/v2", registry, true)];
   if (config.tokenService && token && config.auth) {
-    routes.push(tokenServiceRoute(config.tokenService, config.auth, token.keys, users, bearerAudience, log, metrics));
+    routes.push(tokenServiceRoute(config.tokenService, config.auth, token.keys, users, bearerAudience, log, metrics, options.onEvent));
     routes.push(jwksRoute(token.keys));
   }
   if (users && config.users) {
     const bearer = bearerAudience && token && config.auth ? { audience: bearerAudience, issuer: config.auth.issuer, keys: token.keys } : undefined;
-    const usersApi = usersRoute(config.users, users, bearer, log, metrics);
+    const usersApi = usersRoute(config.users, users, bearer, log, metrics, options.onEvent);
     routes.push(usersApi);
     if (config.ui && token && bearer) {
       routes.push(uiRoute(config.ui.prefix, { config, storage, users, keys: token.keys, registry, usersHandler: usersApi.handler, uploadSecret: uploadSecret.value }));

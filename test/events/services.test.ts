@@ -76,3 +76,32 @@ describe("collectGarbage onEvent", () => {
     expect(events[0]!.request).toBeUndefined();
   });
 });
+
+describe("createAllInOne onEvent", () => {
+  it("receives the token service's and the users API's events besides the registry's", async () => {
+    const { mkdtemp, rm } = await import("node:fs/promises");
+    const { tmpdir } = await import("node:os");
+    const path = await import("node:path");
+    const { createAllInOne } = await import("../../src/server/all-in-one.js");
+    const { resolveConfig } = await import("../../src/server/config.js");
+    const dir = await mkdtemp(path.join(tmpdir(), "rk-aio-events-"));
+    const events: RegistryEvent[] = [];
+    const { config } = resolveConfig({ env: { REGISTRY_KIT_DATA: dir, REGISTRY_KIT_ADMIN_PASSWORD: "Adm1nPassword" }, cwd: dir });
+    const app = await createAllInOne(config, { origin: "http://registry.test", storage: memoryStorage(), onEvent: (e) => void events.push(e) });
+    try {
+      const auth = { authorization: basic("admin", "Adm1nPassword") };
+      expect((await app.handler(new Request("http://registry.test/service/token?service=registry-kit", { headers: auth }))).status).toBe(200);
+      const created = await app.handler(new Request("http://registry.test/api/users", {
+        method: "POST", headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify({ username: "erin", email: "erin@example.test", password: "Er1nPassword" }),
+      }));
+      expect(created.status).toBe(201);
+      await until(() => events.some((e) => e.action === "user.created"));
+      expect(events.map((e) => e.action)).toEqual(expect.arrayContaining(["token.issued", "user.created"]));
+      expect(events.find((e) => e.action === "user.created")?.actor.name).toBe("admin");
+    } finally {
+      await app.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
