@@ -100,6 +100,27 @@ describe("createNotifier", () => {
     expect(failing.events().map((e) => e.id)).toEqual(healthy.events().map((e) => e.id));
   });
 
+  it("an endpoint answering 500 for 30 s, with Distribution's default backoff (1 s), gets every event afterwards, each once", async () => {
+    const sink = await receiver();
+    sink.answer = 500;
+    const storage = memoryStorage();
+    const n = notifier(storage, [{ name: "down", url: sink.url, threshold: 3, backoff: 1000 }]);
+    n.start();
+    const registry = makeRegistry({ storage, onEvent: n });
+    for (let i = 0; i < 4; i++) await pushImage(registry, "r", `t${i}`, `seed${i}`);
+    const downSince = Date.now();
+    await new Promise((r) => setTimeout(r, 30_000));
+    expect(sink.events()).toEqual([]);
+    // It kept trying all along (one POST per backoff at least), and nothing was dropped meanwhile.
+    expect(sink.attempts).toBeGreaterThanOrEqual(10);
+    sink.answer = 200;
+    await waitFor(() => sink.events().length === 12, "delivery after 30 s of 500s", 20_000);
+    expect(Date.now() - downSince).toBeGreaterThanOrEqual(30_000);
+    const ids = sink.events().map((e) => e.id);
+    expect(new Set(ids).size).toBe(12);
+    expect(sink.events().map((e) => e.action)).toEqual(Array.from({ length: 4 }, () => ["push", "push", "push"]).flat());
+  }, 90_000);
+
   it("a hanging endpoint does not hold up requests: its POST times out and is retried", async () => {
     const hang = await receiver();
     hang.answer = "hang";
