@@ -4,7 +4,10 @@
  * `ignored`: a Distribution key registry-kit does not implement; start-up
  * warns and goes on. `refused`: a Distribution key whose silent omission
  * would weaken security or change behaviour (storage drivers
- * other than filesystem, inmemory and s3); start-up stops. Keys not listed at all are warned as unknown.
+ * other than filesystem, inmemory and s3); start-up stops. Keys not listed
+ * at all are warned as unknown, except at the top level and directly under
+ * `storage` ({@link CLOSED_LEVELS}): there a misspelt section or driver name
+ * would silently change where data goes or who may write, so it stops start-up.
  *
  * @module
  */
@@ -110,7 +113,8 @@ export const SCHEMA: KeySpec = {
   },
   proxy: { remoteurl: "ok", username: "ok", password: "ok", ttl: "ok", exec: "refused" },
   validation: "ignored",
-  compatibility: "ignored",
+  // Checked by value in config.ts: schema1 enabled is refused, disabled is what registry-kit does anyway.
+  compatibility: { schema1: { enabled: "ok", signingkeyfile: "ignored" } },
   registrykit: {
     keydirectory: "ok",
     trustproxy: "ok",
@@ -136,10 +140,18 @@ export const SCHEMA: KeySpec = {
   },
 };
 
-/** A finding of {@link checkKeys}: `refused` keys stop start-up, the rest are warnings. */
+/** The levels (dotted paths, `""` for the top) where an unknown key stops start-up instead of warning. */
+export const CLOSED_LEVELS: ReadonlySet<string> = new Set(["", "storage"]);
+
+/**
+ * A finding of {@link checkKeys}: `refused` and `unknown-closed` keys stop
+ * start-up, the rest are warnings. `nearest` is the closest known name at
+ * that level, for a "did you mean" hint.
+ */
 export interface KeyFinding {
   key: string;
-  kind: "unknown" | "ignored" | "refused" | "not-a-map";
+  kind: "unknown" | "unknown-closed" | "ignored" | "refused" | "not-a-map";
+  nearest?: string;
 }
 
 /** Walk `value` against `spec` and list the keys that are not simply supported. */
@@ -154,8 +166,38 @@ export function checkKeys(value: unknown, spec: KeySpec = SCHEMA, prefix = ""): 
   for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
     const path = prefix ? `${prefix}.${key}` : key;
     const childSpec = spec[key];
-    if (childSpec === undefined) findings.push({ key: path, kind: "unknown" });
-    else findings.push(...checkKeys(child, childSpec, path));
+    if (childSpec === undefined) {
+      const near = nearestName(key, Object.keys(spec));
+      findings.push({ key: path, kind: CLOSED_LEVELS.has(prefix) ? "unknown-closed" : "unknown", ...(near ? { nearest: near } : {}) });
+    } else findings.push(...checkKeys(child, childSpec, path));
   }
   return findings;
+}
+
+/**
+ * The known name closest to `key` by edit distance, when it is close enough
+ * to be a plausible misspelling (at most a third of the longer name's length).
+ */
+export function nearestName(key: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  const lower = key.toLowerCase();
+  for (const name of known) {
+    const d = editDistance(lower, name);
+    if (d < bestDistance) [best, bestDistance] = [name, d];
+  }
+  return best !== undefined && bestDistance <= Math.max(1, Math.floor(Math.max(key.length, best.length) / 3)) ? best : undefined;
+}
+
+/** Edit distance counting a swap of neighbours as one edit (optimal string alignment). Names are short. */
+function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const row = d[i]!;
+      row[j] = Math.min(d[i - 1]![j]! + 1, row[j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) row[j] = Math.min(row[j]!, d[i - 2]![j - 2]! + 1);
+    }
+  }
+  return d[a.length]![b.length]!;
 }

@@ -84,6 +84,10 @@ export function resolveConfig(input: ResolveInput): Resolved {
   if (get("version") !== undefined && String(get("version")) !== "0.1") {
     throw new ConfigError(named("version"), `expected 0.1, got ${JSON.stringify(get("version"))}`);
   }
+  if (opt("compatibility.schema1.enabled", bool) === true) {
+    throw new ConfigError(named("compatibility.schema1.enabled"),
+      "Docker schema1 manifests are not supported by registry-kit (Distribution 3 removed them too); remove the key or set it to false");
+  }
   const addr = resolveListen(reader);
   const storage = resolveStorage(reader);
   const auth = resolveAuth(reader);
@@ -146,7 +150,12 @@ function schemaWarnings({ doc, named }: ConfigReader): string[] {
     const key = named(finding.key);
     if (finding.kind === "refused") throw new ConfigError(key, "is not supported by registry-kit (refusing to start without it)");
     if (finding.kind === "not-a-map") throw new ConfigError(key, "expected a map");
-    warnings.push(finding.kind === "unknown" ? `${key}: unknown key, ignored` : `${key}: not supported by registry-kit, ignored`);
+    const hint = finding.nearest ? ` (did you mean ${JSON.stringify(finding.nearest)}?)` : "";
+    if (finding.kind === "unknown-closed") {
+      const what = finding.key.startsWith("storage.") ? "not a known storage driver or storage option" : "not a known configuration section";
+      throw new ConfigError(key, `${what}${hint}; refusing to start rather than ignore it`);
+    }
+    warnings.push(finding.kind === "unknown" ? `${key}: unknown key, ignored${hint}` : `${key}: not supported by registry-kit, ignored`);
   }
   return warnings;
 }

@@ -327,13 +327,27 @@ describe("environment overrides (REGISTRY_<SECTION>_<KEY>)", () => {
 });
 
 describe("unknown and unsupported keys", () => {
-  it("warns about unknown keys at any depth and goes on", () => {
-    const { warnings } = resolve(`${MINIMAL}frobnicate: 1\nhttp: {addr: ":5000", colour: blue}\nregistrykit: {users: {shoe: 1}}`);
+  it("warns about unknown keys inside a known section and goes on, with the nearest known name", () => {
+    const { warnings } = resolve(`${MINIMAL}http: {addr: ":5000", colour: blue, secrett: x}\nregistrykit: {users: {shoe: 1}}`);
     expect(warnings).toEqual(expect.arrayContaining([
-      "frobnicate: unknown key, ignored",
       "http.colour: unknown key, ignored",
+      'http.secrett: unknown key, ignored (did you mean "secret"?)',
       "registrykit.users.shoe: unknown key, ignored",
     ]));
+  });
+
+  it.each([
+    ["storage: {filesytem: {rootdirectory: /tmp/x}}", 'storage.filesytem: not a known storage driver or storage option (did you mean "filesystem"?); refusing to start rather than ignore it'],
+    ["storage: {inmemory: {}, maintainance: {readonly: {enabled: true}}}", 'storage.maintainance: not a known storage driver or storage option (did you mean "maintenance"?)'],
+    ["storage: {inmemory: {}}\nauht: {htpasswd: {realm: r, path: /p}}", 'auht: not a known configuration section (did you mean "auth"?)'],
+    ["storage: {inmemory: {}}\nfrobnicate: 1", "frobnicate: not a known configuration section; refusing"],
+  ])("stops on an unknown top-level section or storage driver: %s", (text, message) => {
+    expect(() => resolve(`version: 0.1\n${text}`)).toThrow(message);
+  });
+
+  it("refuses compatibility.schema1.enabled: true and accepts false", () => {
+    expect(() => resolve(`${MINIMAL}compatibility: {schema1: {enabled: true}}`)).toThrow(/compatibility\.schema1\.enabled: Docker schema1 manifests are not supported/);
+    expect(resolve(`${MINIMAL}compatibility: {schema1: {enabled: false}}`).warnings.join("\n")).not.toMatch(/compatibility/);
   });
 
   it("warns about Distribution keys registry-kit ignores", () => {

@@ -168,13 +168,13 @@ http:
   secret: a-shared-secret
   headers:
     X-Content-Type-Options: [nosniff]
+  frobnicate: true
 storage:
   inmemory: {}
-frobnicate: true
 `);
     const s = await start(["serve", file]);
     try {
-      expect(s.err()).toContain("frobnicate: unknown key, ignored");
+      expect(s.err()).toContain("http.frobnicate: unknown key, ignored");
       const res = await fetch(`${s.url}/v2/`);
       expect(res.status).toBe(200); // no auth section: an open registry, as Distribution
       expect(res.headers.get("x-content-type-options")).toBe("nosniff");
