@@ -19,6 +19,8 @@ export interface RegistryContext {
   storage: StorageDriver;
   states: UploadStateCodec;
   deleteEnabled: boolean;
+  /** Read-only maintenance mode: every write gets 405. */
+  readOnly: boolean;
   manifestBytes: number;
   listEntries: number;
   uploadMaxAgeMs: number;

@@ -83,6 +83,14 @@ export interface RegistryOptions {
   uploadSecret?: string | Uint8Array;
   /** Allow DELETE of manifests, tags and blobs. Default false: DELETE gets 405 UNSUPPORTED. */
   deleteEnabled?: boolean;
+  /**
+   * Read-only maintenance mode (Distribution's `storage.maintenance.readonly`),
+   * e.g. while garbage collection runs: every write (upload POST/PATCH/PUT/DELETE,
+   * mount, manifest PUT, DELETE) is answered, after authorization, with 405
+   * `UNSUPPORTED` and an `Allow` header of the read methods; reads keep working.
+   * Default false.
+   */
+  readOnly?: boolean;
   /** Size and count limits. */
   limits?: RegistryLimits;
   /** Manifest media types accepted on PUT. Default {@link DEFAULT_MANIFEST_MEDIA_TYPES}. */
@@ -148,6 +156,8 @@ const METHODS: Record<Route["kind"], readonly string[]> = {
   upload: ["GET", "PATCH", "PUT", "DELETE"],
 };
 
+const READS: readonly string[] = ["GET", "HEAD"];
+
 /**
  * Create the `/v2/` handler. Every response, errors included, carries
  * `Container-Distribution-Api-Version` and `Docker-Distribution-Api-Version`;
@@ -168,6 +178,7 @@ export function createRegistry(options: RegistryOptions): RegistryHandler {
     storage: checked(options.storage),
     states: uploadStateCodec(secret),
     deleteEnabled: options.deleteEnabled ?? false,
+    readOnly: options.readOnly ?? false,
     manifestBytes: options.limits?.manifestBytes ?? 4 * 1024 * 1024,
     listEntries: options.limits?.listEntries ?? 1000,
     uploadMaxAgeMs: (options.limits?.uploadMaxAgeSeconds ?? 24 * 3600) * 1000,
@@ -224,6 +235,10 @@ async function handle(ctx: RegistryContext, authorize: Authorizer, request: Requ
   const denied = await authorize(request, neededAccess(route, method, mount));
   if (denied) return denied;
 
+  // As Distribution: authorization first, then the write methods are simply not there.
+  if (ctx.readOnly && !READS.includes(method)) {
+    throw methodNotAllowed(allowed.filter((m) => READS.includes(m)), "the registry is in read-only mode");
+  }
   if (method === "DELETE" && !ctx.deleteEnabled && (route.kind === "manifest" || route.kind === "blob")) {
     throw methodNotAllowed(allowed.filter((m) => m !== "DELETE"), "deletion is disabled");
   }

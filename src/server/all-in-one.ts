@@ -75,6 +75,7 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
     uploadSecret: uploadSecret.value,
     deleteEnabled: config.deleteEnabled,
     redirect: config.redirect,
+    readOnly: config.readOnly ?? false,
     limits: { listEntries: config.catalogMaxEntries, uploadIdleSeconds: config.uploads.idleSeconds, ...config.uploads.limits },
     log,
     ...(metrics ? { metrics } : {}),

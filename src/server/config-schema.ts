@@ -49,7 +49,7 @@ export const SCHEMA: KeySpec = {
     cache: "ignored",
     maintenance: {
       uploadpurging: { enabled: "ok", age: "ok", interval: "ok", dryrun: "ok" },
-      readonly: "ignored",
+      readonly: { enabled: "ok" },
     },
     redirect: { disable: "ok" },
     tag: "ignored",

@@ -176,6 +176,8 @@ export interface AllInOneConfig {
    * `storage.redirect.disable: true` turns it off. Default on, as in Distribution.
    */
   redirect: boolean;
+  /** `storage.maintenance.readonly.enabled`: refuse every write (405), serve reads. Default false. */
+  readOnly?: boolean;
   /** `catalog.maxentries`: the largest page `/v2/_catalog` returns. */
   catalogMaxEntries: number;
   /** The `log` section. */

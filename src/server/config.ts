@@ -110,6 +110,7 @@ export function resolveConfig(input: ResolveInput): Resolved {
     storage,
     deleteEnabled: opt("storage.delete.enabled", bool) ?? false,
     redirect: !(opt("storage.redirect.disable", bool) ?? false),
+    readOnly: opt("storage.maintenance.readonly.enabled", bool) ?? false,
     catalogMaxEntries: opt("catalog.maxentries", positiveInt) ?? 1000,
     log: {
       level: opt("log.level", logLevel) ?? "info",

@@ -73,6 +73,7 @@ describe("built-in defaults (serve without CONFIG)", () => {
       storage: { driver: "filesystem", rootDirectory: "/srv/app/data/registry" },
       deleteEnabled: false,
       redirect: true,
+      readOnly: false,
       catalogMaxEntries: 1000,
       log: { level: "info", accessLog: true },
       auth: { service: "registry-kit", issuer: "registry-kit" },
@@ -117,6 +118,7 @@ describe("a Distribution config.yml", () => {
       storage: { driver: "filesystem", rootDirectory: "/var/lib/registry" },
       deleteEnabled: true,
       redirect: false,
+      readOnly: false,
       catalogMaxEntries: 250,
       log: { level: "debug", accessLog: false },
       auth: { realm: "https://auth.example.com/token", service: "registry.example.com", issuer: "auth.example.com", rootCertBundle: "/etc/registry/root.crt" },
@@ -343,6 +345,14 @@ describe("unknown and unsupported keys", () => {
     ["storage: {inmemory: {}}\nfrobnicate: 1", "frobnicate: not a known configuration section; refusing"],
   ])("stops on an unknown top-level section or storage driver: %s", (text, message) => {
     expect(() => resolve(`version: 0.1\n${text}`)).toThrow(message);
+  });
+
+  it("reads storage.maintenance.readonly.enabled, default false, without a warning", () => {
+    const on = resolve(`version: 0.1\nstorage: {inmemory: {}, maintenance: {readonly: {enabled: true}}}`);
+    expect(on.config.readOnly).toBe(true);
+    expect(on.warnings.join("\n")).not.toMatch(/maintenance/);
+    expect(resolve(MINIMAL).config.readOnly).toBe(false);
+    expect(() => resolve(`version: 0.1\nstorage: {inmemory: {}, maintenance: {readonly: {enabled: yes please}}}`)).toThrow(/storage\.maintenance\.readonly\.enabled/);
   });
 
   it("refuses compatibility.schema1.enabled: true and accepts false", () => {
