@@ -14,6 +14,7 @@ import bcrypt from "bcryptjs";
 import { readsRequestBasics } from "../http/request-basics.js";
 import { silent, type LogHook } from "../http/log.js";
 import type { Authorizer, CredentialCheck, Principal } from "./access.js";
+import { errorResponse } from "../oci/errors.js";
 import { quote, unauthorizedResponse } from "./challenge.js";
 import { parseBasic } from "./credentials.js";
 
@@ -90,7 +91,10 @@ export interface BasicAuthorizerOptions {
  * controller: a request with valid credentials gets every action; one without
  * or with wrong ones gets 401 with `Www-Authenticate: Basic realm="…"` and the
  * OCI `UNAUTHORIZED` body. When `check` throws (an unreadable or malformed
- * htpasswd file) the failure is logged and the request refused the same way.
+ * htpasswd file, e.g. Debian's default config whose `path` names a directory)
+ * the failure is logged and, as Distribution 2.8 answers, the request gets 400
+ * without a challenge (retrying other credentials cannot help), here with the
+ * OCI `DENIED` body and no detail of the failure.
  */
 export function createBasicAuthorizer(options: BasicAuthorizerOptions): Authorizer {
   const { check } = options;
@@ -104,6 +108,7 @@ export function createBasicAuthorizer(options: BasicAuthorizerOptions): Authoriz
         log({ level: "info", msg: "wrong credentials", user: creds.username, method: request.method, url: request.url });
       } catch (error) {
         log({ level: "error", msg: "credential check failed", user: creds.username, error: String((error as Error)?.message ?? error) });
+        return errorResponse("DENIED", "credentials cannot be checked: the registry's credential file is unusable (see its log)", { status: 400, request });
       }
     } else {
       log({ level: "info", msg: "basic credentials required", method: request.method, url: request.url });

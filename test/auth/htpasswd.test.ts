@@ -75,11 +75,18 @@ describe("createBasicAuthorizer", () => {
     expect(body.errors[0]!.detail).toEqual([{ Type: "repository", Class: "", Name: "a/b", Action: "pull" }]);
   });
 
-  it("refuses every credential when the check fails, and logs why", async () => {
+  it("refuses every credential with 400 DENIED (as Distribution 2.8) when the check fails, logs why, and tells the client nothing of it", async () => {
     const events: unknown[] = [];
     const failing = createBasicAuthorizer({ realm: "r", check: async () => { throw new Error("htpasswd line 3: boom"); }, log: (e) => events.push(e) });
-    expect((await failing(req(basic("alice", "alice-pw")), []))!.status).toBe(401);
+    const res = (await failing(req(basic("alice", "alice-pw")), []))!;
+    expect(res.status).toBe(400);
+    expect(res.headers.get("www-authenticate")).toBeNull();
+    const text = await res.text();
+    expect(JSON.parse(text).errors[0].code).toBe("DENIED");
+    expect(text).not.toContain("boom");
     expect(events).toEqual([expect.objectContaining({ level: "error", msg: "credential check failed" })]);
+    // Without credentials the challenge still comes, as in Distribution.
+    expect((await failing(req(undefined), []))!.status).toBe(401);
   });
 });
 

@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildTestImage, readOciLayout, OCI_MANIFEST, type TestImage } from "./helpers/image.js";
 import { describeRun, freePort, requireTool, run, tempDir } from "./helpers/process.js";
-import { answers, startOnConfig, writeConfig, type SameConfigServer } from "./helpers/same-config.js";
+import { startOnConfig, writeConfig, type SameConfigServer } from "./helpers/same-config.js";
 import { skopeoSandbox, type SkopeoSandbox } from "./helpers/skopeo.js";
 
 const BIN = fileURLToPath(new URL("../../bin/registry-kit.mjs", import.meta.url));
@@ -30,6 +30,15 @@ function storedFiles(root: string): string[] {
   };
   walk(root);
   return out.sort();
+}
+
+/** Ready once `url` answers with anything but registry-kit's 503 "starting". */
+function started(url: string): () => Promise<boolean> {
+  return async () => {
+    const res = await fetch(url);
+    await res.arrayBuffer();
+    return res.status !== 503;
+  };
 }
 
 interface Outcome {
@@ -67,7 +76,7 @@ describe("storage.maintenance.readonly, same config file, both registries", () =
         ...(readOnly ? { maintenance: { readonly: { enabled: true } } } : {}),
       },
     }, readOnly ? "readonly.yml" : "writable.yml");
-    const server = await startOnConfig(which, config, dir, answers(`http://127.0.0.1:${port}/v2/`));
+    const server = await startOnConfig(which, config, dir, started(`http://127.0.0.1:${port}/v2/`));
     return { server, host: `127.0.0.1:${port}` };
   }
 
