@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { buildTestImage, readOciLayout, type TestImage } from "./helpers/image.js";
 import { describeRun, freePort, requireTool, tempDir } from "./helpers/process.js";
-import { startOnConfig, writeConfig, type SameConfigServer } from "./helpers/same-config.js";
+import { started, startOnConfig, writeConfig, type SameConfigServer } from "./helpers/same-config.js";
 import { skopeoSandbox, type SkopeoSandbox } from "./helpers/skopeo.js";
 
 const DEBIAN_CONFIG = "/etc/docker/registry/config.yml";
@@ -30,15 +30,6 @@ function debianConfig(root: string, addr: string, htpasswdPath?: string): Record
   doc.http.addr = addr;
   if (htpasswdPath !== undefined) doc.auth.htpasswd.path = htpasswdPath;
   return doc as unknown as Record<string, unknown>;
-}
-
-/** Ready once `url` answers with anything but registry-kit's 503 "starting". */
-function started(url: string): () => Promise<boolean> {
-  return async () => {
-    const res = await fetch(url);
-    await res.arrayBuffer();
-    return res.status !== 503;
-  };
 }
 
 interface Outcome {

@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildTestImage, readOciLayout, OCI_MANIFEST, type TestImage } from "./helpers/image.js";
 import { describeRun, freePort, requireTool, run, tempDir } from "./helpers/process.js";
-import { startOnConfig, writeConfig, type SameConfigServer } from "./helpers/same-config.js";
+import { started, startOnConfig, writeConfig, type SameConfigServer } from "./helpers/same-config.js";
 import { skopeoSandbox, type SkopeoSandbox } from "./helpers/skopeo.js";
 
 const BIN = fileURLToPath(new URL("../../bin/registry-kit.mjs", import.meta.url));
@@ -30,15 +30,6 @@ function storedFiles(root: string): string[] {
   };
   walk(root);
   return out.sort();
-}
-
-/** Ready once `url` answers with anything but registry-kit's 503 "starting". */
-function started(url: string): () => Promise<boolean> {
-  return async () => {
-    const res = await fetch(url);
-    await res.arrayBuffer();
-    return res.status !== 503;
-  };
 }
 
 interface Outcome {

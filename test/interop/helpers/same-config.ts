@@ -64,3 +64,15 @@ export function answers(url: string, init?: RequestInit): () => Promise<boolean>
     return res.status !== 503;
   };
 }
+
+/**
+ * A readiness probe: `url` answers with anything but 503, which
+ * `registry-kit serve` answers while it is still starting.
+ */
+export function started(url: string): () => Promise<boolean> {
+  return async () => {
+    const res = await fetch(url);
+    await res.arrayBuffer();
+    return res.status !== 503;
+  };
+}
