@@ -18,13 +18,19 @@ import { skopeoSandbox, type SkopeoSandbox } from "./helpers/skopeo.js";
 
 const BIN = fileURLToPath(new URL("../../bin/registry-kit.mjs", import.meta.url));
 
-/** Every file under `root` with its size, sorted: "what is stored". */
+/**
+ * Every file under `root` with its size, sorted: "what is stored". The fs
+ * driver's `~writers/` holds per-process lock files (a stopped process's are
+ * removed when the next one starts), which are not registry content.
+ */
 function storedFiles(root: string): string[] {
   const out: string[] = [];
   const walk = (dir: string) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path);
+      if (entry.isDirectory()) {
+        if (dir !== root || entry.name !== "~writers") walk(path);
+      }
       else out.push(`${relative(root, path)} ${statSync(path).size}`);
     }
   };
