@@ -6,6 +6,7 @@
  *
  *   node scripts/runtimes.mjs          fetch the runtimes if missing, run, one line each
  *   node scripts/runtimes.mjs fetch    only fetch them
+ *   node scripts/runtimes.mjs paths    fetch, then print {id: [binary, ...args]} as JSON
  *
  * The binaries come from the npm registry (the per-platform packages behind
  * `node`, `bun` and `deno`, which carry the binary without an install
@@ -97,7 +98,9 @@ function runOne(rt) {
 }
 
 fetchRuntimes();
-if (process.argv[2] !== "fetch") {
+if (process.argv[2] === "paths") {
+  console.log(JSON.stringify(Object.fromEntries(RUNTIMES.map((rt) => [rt.id, [rt.bin, ...rt.args]]))));
+} else if (process.argv[2] !== "fetch") {
   console.log(`runtime node     ${process.versions.node.padEnd(8)} (the main vitest run)`);
   const results = RUNTIMES.map(runOne);
   process.exit(results.every(Boolean) ? 0 : 1);
