@@ -10,7 +10,8 @@
  *
  * The binaries come from the npm registry (the per-platform packages behind
  * `node`, `bun` and `deno`, which carry the binary without an install
- * script) into `.runtimes/`, pinned below. Exit status 1 when any runtime
+ * script) into `.runtimes/`, pinned below, with miniflare (workerd) for
+ * test/interop/runtimes-skopeo.test.ts. Exit status 1 when any runtime
  * fails a test or cannot run.
  */
 import { spawnSync } from "node:child_process";
@@ -19,7 +20,7 @@ import { join, resolve } from "node:path";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const DIR = join(ROOT, ".runtimes");
-const VERSIONS = { node22: "22.23.3", node24: "24.21.0", bun: "1.4.5", deno: "2.9.6" };
+const VERSIONS = { node22: "22.23.3", node24: "24.21.0", bun: "1.4.5", deno: "2.9.6", miniflare: "4.20260730.0" };
 
 /** The core's hermetic suites, and why a file is left out on one runtime. */
 const SUITES = ["test/runtime", "test/registry", "test/auth", "test/users", "test/storage/memory.test.ts", "test/client"];
@@ -37,6 +38,8 @@ const PACKAGES = {
   node24: `node24@npm:node-${os}-${cpu}@${VERSIONS.node24}`,
   bun: `@oven/bun-${os === "darwin" ? "darwin" : "linux"}-${bunCpu}@${VERSIONS.bun}`,
   deno: `@deno/${os === "darwin" ? "darwin" : "linux"}-${denoCpu}${os === "linux" ? "-glibc" : ""}@${VERSIONS.deno}`,
+  // workerd through miniflare (needs Node 22+: run by the node24 binary above).
+  miniflare: `miniflare@${VERSIONS.miniflare}`,
 };
 
 const modules = join(DIR, "node_modules");
@@ -48,7 +51,7 @@ const RUNTIMES = [
 ];
 
 function fetchRuntimes() {
-  if (RUNTIMES.every((r) => existsSync(r.bin))) return;
+  if (RUNTIMES.every((r) => existsSync(r.bin)) && existsSync(join(modules, "miniflare/package.json"))) return;
   mkdirSync(DIR, { recursive: true });
   writeFileSync(join(DIR, "package.json"), JSON.stringify({ private: true, description: "runtimes for scripts/runtimes.mjs" }) + "\n");
   const npm = process.platform === "win32" ? "npm.cmd" : "npm";

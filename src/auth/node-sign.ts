@@ -89,11 +89,26 @@ function signOffThread(native: NodeCrypto, hash: string, data: Uint8Array, key: 
  * pool, so a promise), or `undefined` when that is not available here (the
  * caller then uses WebCrypto).
  */
-export function nodeSign(alg: JwsAlgorithm, key: CryptoKey, data: Uint8Array): Uint8Array | Promise<Uint8Array> | undefined {
+export function nodeSign(alg: JwsAlgorithm, key: CryptoKey, data: Uint8Array): Uint8Array | Promise<Uint8Array | undefined> | undefined {
   const native = loadNodeCrypto();
   if (!native) return undefined;
   const ko = keyObjectOf(native, key);
   if (!ko) return undefined;
+  // A runtime whose node:crypto is partial (workerd's nodejs_compat refuses a KeyObject in
+  // sign's options) gets WebCrypto from then on for this key, rather than a failed token.
+  const decline = (): undefined => {
+    keyObjects.set(key, null);
+    return undefined;
+  };
+  try {
+    const result = signWith(native, ko, alg, data);
+    return result instanceof Promise ? result.catch(decline) : result;
+  } catch {
+    return decline();
+  }
+}
+
+function signWith(native: NodeCrypto, ko: NodeKeyObject, alg: JwsAlgorithm, data: Uint8Array): Uint8Array | Promise<Uint8Array> | undefined {
   const hash = HASH[alg.slice(2)];
   switch (alg.slice(0, 2)) {
     case "RS":

@@ -1,10 +1,14 @@
 import * as nodeCrypto from "node:crypto";
+import { createRequire } from "node:module";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { algorithmSpec, type JwsAlgorithm } from "../../src/auth/algorithms.js";
 import { hmacKeys, pemKeys } from "../../src/auth/keys.js";
 import { nodeSign } from "../../src/auth/node-sign.js";
 
 const data = new TextEncoder().encode("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9");
+
+/** The module object node-sign.ts gets from process.getBuiltinModule (spyable, unlike the ESM namespace). */
+const cryptoModule = createRequire(import.meta.url)("node:crypto") as typeof nodeCrypto;
 
 const SECRET = "0123456789abcdef0123456789abcdef-node-sign";
 
@@ -65,6 +69,16 @@ describe("nodeSign (node:crypto fast path of signJwt)", () => {
     expect(sig).toBeInstanceOf(Uint8Array);
     expect(from).toHaveBeenCalledTimes(1);
     expect(await crypto.subtle.verify(algorithmSpec("ES256")!.signParams, verify, sig as Uint8Array<ArrayBuffer>, data)).toBe(true);
+  });
+
+  it("falls back to WebCrypto, for good, on a key whose node:crypto signing throws (workerd's partial node:crypto)", async () => {
+    const { sign } = await loaded("ES256");
+    const native = vi.spyOn(cryptoModule, "sign").mockImplementation(() => {
+      throw new TypeError('The "options.key" property must be of type string');
+    });
+    expect(nodeSign("ES256", sign, data)).toBeUndefined();
+    expect(nodeSign("ES256", sign, data)).toBeUndefined();
+    expect(native).toHaveBeenCalledTimes(1);
   });
 
   it("declines a non-extractable key made outside this library (WebCrypto signs it; no DEP0204)", async () => {

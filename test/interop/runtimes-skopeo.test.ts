@@ -3,10 +3,13 @@
  * each runtime of the matrix: Node 22 and 24 (`serve` from registry-kit/node),
  * Bun (`Bun.serve`) and Deno (`Deno.serve`), all running
  * test/runtime/server.ts (registry + token service on one port, memory
- * storage). The binaries are the ones `scripts/runtimes.mjs` fetches.
+ * storage), and workerd (miniflare) running test/runtime/worker.ts bundled
+ * by esbuild with node-only code kept out. The binaries are the ones
+ * `scripts/runtimes.mjs` fetches.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { join, resolve } from "node:path";
+import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildTestImage, readOciLayout, type TestImage } from "./helpers/image.js";
 import { describeRun, tempDir } from "./helpers/process.js";
@@ -22,6 +25,7 @@ const RUN_TS: Record<string, string[]> = {
   "node@24": ["--import", "tsx"],
   bun: [],
   deno: ["--sloppy-imports"],
+  workerd: [],
 };
 
 function binaries(): Record<string, string[]> {
@@ -37,9 +41,9 @@ interface Server {
   log: () => string;
 }
 
-function startServer(command: string[]): Promise<Server> {
+function startServer(command: string[], script: string): Promise<Server> {
   const [bin, ...args] = command as [string, ...string[]];
-  const child = spawn(bin, [...args, SERVER], { cwd: ROOT, env: { ...process.env, RK_PASSWORD: alice.password }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(bin, [...args, script], { cwd: ROOT, env: { ...process.env, RK_PASSWORD: alice.password }, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   const log = () => out;
   return new Promise((resolvePromise, reject) => {
@@ -60,8 +64,25 @@ describe("skopeo push and pull with token auth, server on each runtime", () => {
   let skopeo: SkopeoSandbox;
   let img: TestImage;
   const work = tempDir("runtimes-skopeo");
+  const bundle = join(work.path, "worker.mjs");
 
-  beforeAll(() => {
+  beforeAll(async () => {
+    // As a user would bundle for Workers: no node-only module of src/ may end up inside.
+    const built = await build({
+      entryPoints: [join(ROOT, "test/runtime/worker.ts")],
+      bundle: true,
+      format: "esm",
+      platform: "neutral",
+      conditions: ["workerd", "worker", "browser"],
+      mainFields: ["module", "main"],
+      external: ["node:*", "crypto"], // bcryptjs imports "crypto"; nodejs_compat provides it
+      outfile: bundle,
+      minify: true,
+      metafile: true,
+      logLevel: "silent",
+    });
+    const nodeOnly = Object.keys(built.metafile.inputs).filter((f) => /^src\/(node|server|cli|storage\/fs)\//.test(f) || f.endsWith(".node.ts"));
+    expect(nodeOnly).toEqual([]);
     skopeo = skopeoSandbox();
     img = buildTestImage(join(work.path, "src"), { sizes: [4096, 300_000] });
   });
@@ -72,9 +93,12 @@ describe("skopeo push and pull with token auth, server on each runtime", () => {
 
   for (const id of Object.keys(RUN_TS)) {
     it(`${id}: a Bearer challenge, then skopeo pushes as alice and pulls back the same digests`, async () => {
-      const command = runtimes[id];
+      const command = id === "workerd" ? runtimes["node@24"] : runtimes[id];
       expect(command, `scripts/runtimes.mjs has no ${id}`).toBeDefined();
-      const server = await startServer([command![0]!, ...command!.slice(1), ...RUN_TS[id]!]);
+      const server =
+        id === "workerd"
+          ? await startServer([runtimes["node@24"]![0]!, join(ROOT, "test/runtime/miniflare.mjs")], bundle)
+          : await startServer([command![0]!, ...command!.slice(1), ...RUN_TS[id]!], SERVER);
       try {
         const challenge = await fetch(`${server.url}/v2/`);
         await challenge.arrayBuffer();
