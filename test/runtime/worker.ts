@@ -2,7 +2,8 @@
  * The same registry as server.ts (registry + token service on one origin,
  * memory storage, user `alice`) as a Workers module, for workerd through
  * miniflare. The realm is taken from the first request's origin, since a
- * worker does not know its own address. Bundled by esbuild in
+ * worker does not know its own address, and everything is built in that
+ * request (workerd refuses random values and timers at global scope). Bundled by esbuild in
  * test/interop/runtimes-skopeo.test.ts.
  */
 import { aclPolicy, createTokenAuthorizer, createTokenService, generatedKeys, memoryCredentials } from "../../src/auth/index.js";
@@ -16,11 +17,11 @@ type Handler = (request: Request) => Promise<Response>;
 
 const service = "registry.runtime";
 const issuer = "registry-kit-runtime";
-const keys = generatedKeys({ alg: "ES256" });
-const storage = memoryStorage();
 let app: Promise<{ tokens: Handler; registry: Handler }> | undefined;
 
+// Built in the first request: workerd forbids random values and timers at global scope.
 async function build(origin: string, env: Env) {
+  const keys = generatedKeys({ alg: "ES256" });
   const tokens = createTokenService({
     issuer,
     service,
@@ -31,7 +32,7 @@ async function build(origin: string, env: Env) {
     log: (event) => console.log(JSON.stringify(event)),
   });
   const authorize = createTokenAuthorizer({ realm: `${origin}/token`, service, issuer, rootCertBundle: (await keys.exportPem()).certificate });
-  return { tokens, registry: createRegistry({ storage, authorize }) };
+  return { tokens, registry: createRegistry({ storage: memoryStorage(), authorize }) };
 }
 
 export default {
