@@ -24,6 +24,11 @@ const VERSIONS = { node22: "22.23.3", node24: "24.21.0", bun: "1.4.5", deno: "2.
 
 /** The core's hermetic suites, and why a file is left out on one runtime. */
 const SUITES = ["test/runtime", "test/registry", "test/auth", "test/users", "test/storage/memory.test.ts", "test/client"];
+const EXCLUDE_ALL = [
+  // Its bound is on the process's RSS, shared with the other files of the worker: under the other runtimes' GC it
+  // failed 2 runs in 6 (growth 16+ MiB); flat memory is checked by the Node 20 run.
+  "test/registry/large-stream.test.ts",
+];
 const EXCLUDE = {
   // Its fs-driver half (a Node-only layer, not core) leaks a FileHandle to GC under Bun, which Bun makes an error.
   bun: ["test/registry/verify.test.ts"],
@@ -79,7 +84,7 @@ function version(rt) {
 function runOne(rt) {
   const report = join(DIR, `${rt.id.replace("@", "")}.json`);
   rmSync(report, { force: true });
-  const skip = new Set(EXCLUDE[rt.id] ?? []);
+  const skip = new Set([...EXCLUDE_ALL, ...(EXCLUDE[rt.id] ?? [])]);
   const files = SUITES.flatMap(testFiles).filter((f) => !skip.has(f));
   const started = Date.now();
   const r = spawnSync(
