@@ -10,6 +10,7 @@
  */
 import { AuthError } from "./errors.js";
 import { algorithmSpec, MIN_RSA_BITS, type JwsAlgorithm } from "./algorithms.js";
+import { rememberKeyMaterial } from "./key-material.js";
 import { pkcs1ToPkcs8, pkcs8Kind, sec1ToPkcs8, type KeyKind } from "./der.js";
 import { b64, toArrayBuffer, utf8 } from "../util/bytes.js";
 import type { SigningKey } from "./jwt.js";
@@ -67,6 +68,7 @@ async function importPrivate(pkcs8: Uint8Array, alg: JwsAlgorithm | undefined) {
   const probe = await crypto.subtle.importKey("pkcs8", toArrayBuffer(pkcs8), spec.importParams, true, ["sign"]);
   const pub = publicJwk(await crypto.subtle.exportKey("jwk", probe));
   const key = await crypto.subtle.importKey("pkcs8", toArrayBuffer(pkcs8), spec.importParams, false, ["sign"]);
+  rememberKeyMaterial(key, { format: "pkcs8", der: pkcs8 });
   const verifyParams = spec.importParams;
   const publicKey = await crypto.subtle.importKey("jwk", pub, verifyParams, true, ["verify"]);
   return { alg: a, key, publicKey };
@@ -309,7 +311,9 @@ export function checkHmacSecret(secret: string | Uint8Array): Uint8Array {
 /** Import a checked HS256 secret as a WebCrypto HMAC key. */
 export async function importHmacSecret(secret: string | Uint8Array, usage: "sign" | "verify"): Promise<CryptoKey> {
   const bytes = checkHmacSecret(secret);
-  return crypto.subtle.importKey("raw", toArrayBuffer(bytes), { name: "HMAC", hash: "SHA-256" }, false, [usage]);
+  const key = await crypto.subtle.importKey("raw", toArrayBuffer(bytes), { name: "HMAC", hash: "SHA-256" }, false, [usage]);
+  if (usage === "sign") rememberKeyMaterial(key, { format: "secret", bytes });
+  return key;
 }
 
 /**

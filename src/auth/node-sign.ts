@@ -1,7 +1,11 @@
 /**
  * A `node:crypto` signer for JWS, used by {@link signJwt} when the runtime
  * has it (Node, and runtimes exposing `process.getBuiltinModule`), on the
- * same key (`KeyObject.from(cryptoKey)`), so the signatures are the same.
+ * same key, so the signatures are the same. The KeyObject is built from the
+ * bytes the key was imported from (`key-material.ts`); `KeyObject.from()` is
+ * used only on extractable keys, because on a non-extractable one it is
+ * deprecated (DEP0204, Node 24). A non-extractable key this library did not
+ * import goes to WebCrypto.
  *
  * - EC, EdDSA and HMAC sign in the caller's thread: a signature costs tens
  *   of microseconds, less than WebCrypto's hop to a worker thread and back.
@@ -22,6 +26,7 @@
  */
 import { nodeBuiltin } from "../runtime/node-builtin.js";
 import type { JwsAlgorithm } from "./algorithms.js";
+import { keyMaterial } from "./key-material.js";
 
 interface NodeKeyObject {
   readonly type: string;
@@ -29,6 +34,8 @@ interface NodeKeyObject {
 type SignKey = NodeKeyObject | { key: NodeKeyObject; [option: string]: unknown };
 interface NodeCrypto {
   KeyObject: { from(key: CryptoKey): NodeKeyObject };
+  createPrivateKey(key: { key: Uint8Array; format: "der"; type: "pkcs8" }): NodeKeyObject;
+  createSecretKey(key: Uint8Array): NodeKeyObject;
   sign(algorithm: string | null, data: Uint8Array, key: SignKey): Uint8Array;
   sign(algorithm: string | null, data: Uint8Array, key: SignKey, callback: (error: Error | null, signature: Uint8Array) => void): void;
   createHmac(algorithm: string, key: NodeKeyObject): { update(data: Uint8Array): { digest(): Uint8Array } };
@@ -38,7 +45,12 @@ interface NodeCrypto {
 function loadNodeCrypto(): NodeCrypto | null {
   return nodeBuiltin<NodeCrypto>(
     "node:crypto",
-    (m) => typeof m.sign === "function" && typeof m.KeyObject?.from === "function" && typeof m.createHmac === "function",
+    (m) =>
+      typeof m.sign === "function" &&
+      typeof m.KeyObject?.from === "function" &&
+      typeof m.createHmac === "function" &&
+      typeof m.createPrivateKey === "function" &&
+      typeof m.createSecretKey === "function",
   );
 }
 
@@ -49,13 +61,20 @@ function keyObjectOf(native: NodeCrypto, key: CryptoKey): NodeKeyObject | null {
   let ko = keyObjects.get(key);
   if (ko === undefined) {
     try {
-      ko = native.KeyObject.from(key);
+      ko = convert(native, key);
     } catch {
       ko = null;
     }
     keyObjects.set(key, ko);
   }
   return ko;
+}
+
+function convert(native: NodeCrypto, key: CryptoKey): NodeKeyObject | null {
+  const material = keyMaterial(key);
+  if (material?.format === "pkcs8") return native.createPrivateKey({ key: material.der, format: "der", type: "pkcs8" });
+  if (material?.format === "secret") return native.createSecretKey(material.bytes);
+  return key.extractable ? native.KeyObject.from(key) : null;
 }
 
 const HASH: Record<string, string> = { "256": "sha256", "384": "sha384", "512": "sha512" };
@@ -70,11 +89,26 @@ function signOffThread(native: NodeCrypto, hash: string, data: Uint8Array, key: 
  * pool, so a promise), or `undefined` when that is not available here (the
  * caller then uses WebCrypto).
  */
-export function nodeSign(alg: JwsAlgorithm, key: CryptoKey, data: Uint8Array): Uint8Array | Promise<Uint8Array> | undefined {
+export function nodeSign(alg: JwsAlgorithm, key: CryptoKey, data: Uint8Array): Uint8Array | Promise<Uint8Array | undefined> | undefined {
   const native = loadNodeCrypto();
   if (!native) return undefined;
   const ko = keyObjectOf(native, key);
   if (!ko) return undefined;
+  // A runtime whose node:crypto is partial (workerd's nodejs_compat refuses a KeyObject in
+  // sign's options) gets WebCrypto from then on for this key, rather than a failed token.
+  const decline = (): undefined => {
+    keyObjects.set(key, null);
+    return undefined;
+  };
+  try {
+    const result = signWith(native, ko, alg, data);
+    return result instanceof Promise ? result.catch(decline) : result;
+  } catch {
+    return decline();
+  }
+}
+
+function signWith(native: NodeCrypto, ko: NodeKeyObject, alg: JwsAlgorithm, data: Uint8Array): Uint8Array | Promise<Uint8Array> | undefined {
   const hash = HASH[alg.slice(2)];
   switch (alg.slice(0, 2)) {
     case "RS":

@@ -27,8 +27,8 @@ export interface EventSink {
 /** What `onEvent` accepts: a listener, a sink, or several of them. */
 export type EventHook = EventListener | EventSink | readonly (EventListener | EventSink)[];
 
-/** The id of this process in `source.instanceID`. */
-const INSTANCE_ID = crypto.randomUUID();
+/** The id of this process in `source.instanceID`, drawn on first use: workerd refuses random values at module scope. */
+let instanceId: string | undefined;
 
 /** What a service knows about an event; the rest is filled in by {@link eventEmitter}. */
 export interface EventParts {
@@ -59,7 +59,7 @@ const resolved = Promise.resolve();
 export function eventEmitter(options: EmitterOptions): Emit {
   const hooks = options.onEvent === undefined ? [] : Array.isArray(options.onEvent) ? options.onEvent : [options.onEvent as EventListener | EventSink];
   if (hooks.length === 0) return () => resolved;
-  const source: EventSource = { instanceID: INSTANCE_ID };
+  const source: EventSource = { instanceID: (instanceId ??= crypto.randomUUID()) };
   if (options.sourceAddr) source.addr = options.sourceAddr;
   const log = options.log;
   return async (request, parts) => {

@@ -69,7 +69,9 @@ interface EndpointState {
 
 /** Largest outbox object read back (a batch of pulls is far smaller). */
 const MAX_OBJECT = 16 * 1024 * 1024;
-const PROCESS = crypto.randomUUID().slice(0, 8);
+/** This process's id in outbox keys and the lease, drawn on first use: workerd refuses random values at module scope. */
+let processId: string | undefined;
+const PROCESS = (): string => (processId ??= crypto.randomUUID().slice(0, 8));
 /** Pull events held in memory before they are written anyway (bounds memory; about 0.5 MiB). */
 const PULL_BUFFER = 1000;
 
@@ -91,7 +93,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
   const active = endpoints.filter((e) => !e.disabled);
   const states: EndpointState[] = active.map((endpoint) => ({ endpoint, failures: 0, resumeAt: 0 }));
   const queue = (endpoint: ResolvedEndpoint) => `${prefix}/outbox/${endpoint.name}`;
-  const lease = new Lease(storage, prefix, PROCESS, { durationMs: options.leaseMs ?? 10_000, skewMs: 2_000 });
+  const lease = new Lease(storage, prefix, PROCESS(), { durationMs: options.leaseMs ?? 10_000, skewMs: 2_000 });
 
   let seq = 0;
   let lastMs = 0;
@@ -100,7 +102,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
     if (now !== lastMs) seq = 0;
     lastMs = now;
     seq += 1;
-    return `${String(now).padStart(15, "0")}-${String(seq).padStart(9, "0")}-${PROCESS}`;
+    return `${String(now).padStart(15, "0")}-${String(seq).padStart(9, "0")}-${PROCESS()}`;
   };
 
   // Pulls wait here; any durable write takes them along first, so the order of one process holds.

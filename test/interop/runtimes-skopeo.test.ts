@@ -1,0 +1,131 @@
+/**
+ * One real skopeo push and pull with token auth against a registry served by
+ * each runtime of the matrix: Node 22 and 24 (`serve` from registry-kit/node),
+ * Bun (`Bun.serve`) and Deno (`Deno.serve`), all running
+ * test/runtime/server.ts (registry + token service on one port, memory
+ * storage), and workerd (miniflare) running test/runtime/worker.ts bundled
+ * by esbuild with node-only code kept out. The binaries are the ones
+ * `scripts/runtimes.mjs` fetches.
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { join, resolve } from "node:path";
+import { build } from "esbuild";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildTestImage, readOciLayout, type TestImage } from "./helpers/image.js";
+import { describeRun, tempDir } from "./helpers/process.js";
+import { skopeoSandbox, type SkopeoSandbox } from "./helpers/skopeo.js";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const SERVER = join(ROOT, "test/runtime/server.ts");
+const alice = { username: "alice", password: "alice-Secret-1" };
+
+/** How each runtime runs the TypeScript server file. */
+const RUN_TS: Record<string, string[]> = {
+  "node@22": ["--import", "tsx"],
+  "node@24": ["--import", "tsx"],
+  bun: [],
+  deno: ["--sloppy-imports"],
+  workerd: [],
+};
+
+function binaries(): Record<string, string[]> {
+  const r = spawnSync(process.execPath, [join(ROOT, "scripts/runtimes.mjs"), "paths"], { cwd: ROOT, encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`scripts/runtimes.mjs paths failed:\n${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split("\n").at(-1)!) as Record<string, string[]>;
+}
+
+interface Server {
+  url: string;
+  host: string;
+  child: ChildProcess;
+  log: () => string;
+}
+
+function startServer(command: string[], script: string): Promise<Server> {
+  const [bin, ...args] = command as [string, ...string[]];
+  const child = spawn(bin, [...args, script], { cwd: ROOT, env: { ...process.env, RK_PASSWORD: alice.password }, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  const log = () => out;
+  return new Promise((resolvePromise, reject) => {
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /listening (http:\/\/127\.0\.0\.1:(\d+))/.exec(out);
+      if (m) resolvePromise({ url: m[1]!, host: `127.0.0.1:${m[2]}`, child, log });
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", (c: Buffer) => (out += c.toString()));
+    child.once("exit", (code) => reject(new Error(`${bin} exited (${code}) before listening:\n${out}`)));
+    child.once("error", reject);
+  });
+}
+
+describe("skopeo push and pull with token auth, server on each runtime", () => {
+  const runtimes = binaries();
+  let skopeo: SkopeoSandbox;
+  let img: TestImage;
+  const work = tempDir("runtimes-skopeo");
+  const bundle = join(work.path, "worker.mjs");
+
+  beforeAll(async () => {
+    // As a user would bundle for Workers: no node-only module of src/ may end up inside.
+    const built = await build({
+      entryPoints: [join(ROOT, "test/runtime/worker.ts")],
+      bundle: true,
+      format: "esm",
+      platform: "neutral",
+      conditions: ["workerd", "worker", "browser"],
+      mainFields: ["module", "main"],
+      external: ["node:*", "crypto"], // bcryptjs imports "crypto"; nodejs_compat provides it
+      outfile: bundle,
+      minify: true,
+      metafile: true,
+      logLevel: "silent",
+    });
+    const nodeOnly = Object.keys(built.metafile.inputs).filter((f) => /^src\/(node|server|cli|storage\/fs)\//.test(f) || f.endsWith(".node.ts"));
+    expect(nodeOnly).toEqual([]);
+    skopeo = skopeoSandbox();
+    img = buildTestImage(join(work.path, "src"), { sizes: [4096, 300_000] });
+  });
+  afterAll(() => {
+    skopeo?.remove();
+    work.remove();
+  });
+
+  for (const id of Object.keys(RUN_TS)) {
+    it(`${id}: a Bearer challenge, then skopeo pushes as alice and pulls back the same digests`, async () => {
+      const command = id === "workerd" ? runtimes["node@24"] : runtimes[id];
+      expect(command, `scripts/runtimes.mjs has no ${id}`).toBeDefined();
+      const server =
+        id === "workerd"
+          ? await startServer([runtimes["node@24"]![0]!, join(ROOT, "test/runtime/miniflare.mjs")], bundle)
+          : await startServer([command![0]!, ...command!.slice(1), ...RUN_TS[id]!], SERVER);
+      try {
+        const challenge = await fetch(`${server.url}/v2/`);
+        await challenge.arrayBuffer();
+        expect(challenge.status).toBe(401);
+        expect(challenge.headers.get("www-authenticate")).toBe(`Bearer realm="${server.url}/token",service="registry.runtime"`);
+
+        const dest = `docker://${server.host}/alice/app:v1`;
+        const t0 = performance.now();
+        const push = await skopeo.copy(img.ref, dest, { destCreds: alice });
+        const t1 = performance.now();
+        expect(push.code, `${describeRun(push)}\n${server.log()}`).toBe(0);
+        const back = join(work.path, `${id.replace("@", "")}-back`);
+        const pull = await skopeo.copy(dest, `oci:${back}:v1`, { srcCreds: alice });
+        const t2 = performance.now();
+        expect(pull.code, `${describeRun(pull)}\n${server.log()}`).toBe(0);
+        const got = readOciLayout(back, "v1");
+        expect(got.manifestDigest).toBe(img.manifestDigest);
+        expect(got.layerDigests).toEqual(img.layers.map((l) => l.digest));
+        for (const [name, contentDigest] of got.blobFileDigests) expect(contentDigest).toBe(name);
+        // The wrong password is refused: the token service is really in the loop.
+        const refused = await skopeo.copy(img.ref, `docker://${server.host}/alice/app:v2`, { destCreds: { ...alice, password: "wrong" } });
+        expect(refused.code, describeRun(refused)).not.toBe(0);
+        expect(server.log()).not.toContain("DEP0204");
+        console.log(`[runtimes-skopeo] ${id}: push ${Math.round(t1 - t0)} ms, pull ${Math.round(t2 - t1)} ms`);
+      } finally {
+        server.child.kill("SIGTERM");
+      }
+    });
+  }
+});

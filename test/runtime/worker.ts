@@ -1,0 +1,44 @@
+/**
+ * The same registry as server.ts (registry + token service on one origin,
+ * memory storage, user `alice`) as a Workers module, for workerd through
+ * miniflare. The realm is taken from the first request's origin, since a
+ * worker does not know its own address, and everything is built in that
+ * request (workerd refuses random values and timers at global scope). Bundled by esbuild in
+ * test/interop/runtimes-skopeo.test.ts.
+ */
+import { aclPolicy, createTokenAuthorizer, createTokenService, generatedKeys, memoryCredentials } from "../../src/auth/index.js";
+import { createRegistry } from "../../src/registry/index.js";
+import { memoryStorage } from "../../src/storage/memory/index.js";
+
+interface Env {
+  RK_PASSWORD?: string;
+}
+type Handler = (request: Request) => Promise<Response>;
+
+const service = "registry.runtime";
+const issuer = "registry-kit-runtime";
+let app: Promise<{ tokens: Handler; registry: Handler }> | undefined;
+
+// Built in the first request: workerd forbids random values and timers at global scope.
+async function build(origin: string, env: Env) {
+  const keys = generatedKeys({ alg: "ES256" });
+  const tokens = createTokenService({
+    issuer,
+    service,
+    keys,
+    checkCredentials: memoryCredentials({ alice: { password: env.RK_PASSWORD ?? "alice-Secret-1" } }),
+    policy: aclPolicy([{ match: { account: "alice", type: "repository", name: "alice/*" }, actions: ["*"] }]),
+    // Failures go to the worker's log, which the test shows when a step fails.
+    log: (event) => console.log(JSON.stringify(event)),
+  });
+  const authorize = createTokenAuthorizer({ realm: `${origin}/token`, service, issuer, rootCertBundle: (await keys.exportPem()).certificate });
+  return { tokens, registry: createRegistry({ storage: memoryStorage(), authorize }) };
+}
+
+export default {
+  async fetch(request: Request, env: Env): Promise<Response> {
+    const url = new URL(request.url);
+    const { tokens, registry } = await (app ??= build(url.origin, env));
+    return url.pathname === "/token" ? tokens(request) : registry(request);
+  },
+};
