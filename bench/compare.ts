@@ -2,6 +2,7 @@
  * Two builds of registry-kit side by side: is a change a regression?
  *
  *   node --import tsx bench/compare.ts --base <git ref> [--head <git ref>] [--reps 6] [--size-mib 64] [--wrk-seconds 3] [--profile]
+ *     [--only chunked,monolithic,manifest] [--head-env K=V …]   (e.g. --head-env RK_BENCH_NOTIFY=sink: head sends events to a webhook)
  *
  * Each ref is checked out into a temporary git worktree and built by its own
  * tsup config (ESM, no declarations); without `--head` the working tree is
@@ -35,6 +36,8 @@ const SIZE = Number(arg("--size-mib") ?? 64) * MiB;
 const WRK_SECONDS = Number(arg("--wrk-seconds") ?? 3);
 /** `--profile`: run both servers with `--cpu-prof` into bench/profiles/compare-{base,head}/ (see bench/profile-summary.ts). */
 const PROFILE = argv.includes("--profile");
+/** `--head-env K=V` (repeatable): extra environment of the head server, e.g. `RK_BENCH_NOTIFY=sink` (a webhook sink this script runs). */
+const HEAD_ENV = Object.fromEntries(argv.flatMap((a, i) => (a === "--head-env" ? [argv[i + 1]!.split(/=(.*)/s).slice(0, 2)] : [])));
 const ONLY = new Set((arg("--only") ?? "chunked,monolithic,manifest").split(","));
 if (!BASE) {
   console.error("usage: node --import tsx bench/compare.ts --base <git ref> [--head <git ref>] [--reps N] [--size-mib N] [--wrk-seconds N]");
@@ -92,7 +95,28 @@ const token = await signJwt(
 );
 const AUTH = { authorization: `Bearer ${token}` };
 
-async function startBuild(lib: string, name: string): Promise<Server> {
+/** A webhook sink on loopback that answers 200 to every POST (for `RK_BENCH_NOTIFY=sink`); counts the events. */
+async function startSink(): Promise<{ url: string; events: () => number; close: () => void }> {
+  const { createServer } = await import("node:http");
+  let events = 0;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      try {
+        events += (JSON.parse(Buffer.concat(chunks).toString("utf8")) as { events?: unknown[] }).events?.length ?? 0;
+      } catch {
+        // not an envelope
+      }
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  return { url: `http://127.0.0.1:${port}/events`, events: () => events, close: () => server.close() };
+}
+
+async function startBuild(lib: string, name: string, env: Record<string, string> = {}): Promise<Server> {
   const port = await freePort();
   const config = join(work, `${name}.json`);
   writeFileSync(config, JSON.stringify({
@@ -102,7 +126,7 @@ async function startBuild(lib: string, name: string): Promise<Server> {
   const ready = async (url: string): Promise<boolean> => (await send("GET", `${url}/v2/`, AUTH)).status === 200;
   const profile = PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${join(HERE, "profiles", `compare-${name}`)}`] : [];
   return startServer(name, process.execPath, ["--initial-old-space-size=64", ...profile, "--import", "tsx", join(HERE, "server.ts"), config], `http://127.0.0.1:${port}`, ready, {
-    cwd: ROOT, env: { RK_BENCH_LIB: lib },
+    cwd: ROOT, env: { RK_BENCH_LIB: lib, ...env },
   });
 }
 
@@ -168,8 +192,10 @@ const fmt = (xs: number[], d: number): string => `${median(xs).toFixed(d)} (${Ma
 
 console.log(`registry-kit compare: base ${BASE}, head ${HEAD ?? "working tree"}; ${REPS} repetitions; ${SIZE / MiB} MiB blobs; wrk ${WRK_SECONDS} s; load ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
 const [baseLib, headLib] = await Promise.all([build(BASE, "base"), build(HEAD, "head")]);
+const sink = HEAD_ENV.RK_BENCH_NOTIFY === "sink" ? await startSink() : undefined;
+if (sink) HEAD_ENV.RK_BENCH_NOTIFY = sink.url;
 const base = await startBuild(baseLib, "base");
-const head = await startBuild(headLib, "head");
+const head = await startBuild(headLib, "head", HEAD_ENV);
 const blob = randomFile(SIZE);
 for (const s of [base, head]) {
   await seedManifest(s);
@@ -180,6 +206,10 @@ for (let rep = 0; rep < REPS; rep++) {
   process.stdout.write(`  repetition ${rep + 1}/${REPS} done\n`);
 }
 await Promise.all([base.stop(), head.stop()]);
+if (sink) {
+  console.log(`webhook sink received ${sink.events()} events from head`);
+  sink.close();
+}
 
 console.log(`\n${"case".padEnd(12)} ${"base".padEnd(34)} ${"head".padEnd(34)} head/base`);
 for (const c of (["chunked", "monolithic", "manifest"] as Case[]).filter((x) => ONLY.has(x))) {

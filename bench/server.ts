@@ -29,6 +29,7 @@ import type * as AuthModule from "../src/auth/index.js";
 import type * as NodeModule from "../src/node/index.js";
 import type * as RegistryModule from "../src/registry/index.js";
 import type * as FsModule from "../src/storage/fs/index.js";
+import type * as EventsModule from "../src/events/index.js";
 import type * as StorageModule from "../src/storage/index.js";
 
 // The library as users run it: the build in RK_BENCH_LIB (bench/run.ts builds it
@@ -98,7 +99,12 @@ if (config.hello) {
   // RK_BENCH_METRICS=1: the registry and its storage report into metrics, as with http.debug.prometheus.
   const metrics = process.env.RK_BENCH_METRICS === "1" ? createMetrics() : undefined;
   const storage = fsStorage({ root: config.root, fsync: config.fsync ?? true });
+  // RK_BENCH_NOTIFY=<url>: every event goes to a webhook at <url> through the durable outbox, as with `notifications`.
+  const notifyUrl = process.env.RK_BENCH_NOTIFY;
+  const notifier = notifyUrl ? (await load<typeof EventsModule>("events")).createNotifier({ storage, endpoints: [{ name: "bench", url: notifyUrl }] }) : undefined;
+  notifier?.start();
   const registry = createRegistry({
+    ...(notifier ? { onEvent: notifier } : {}),
     storage: metrics ? instrumentStorage(storage, metrics, "filesystem") : storage,
     ...(metrics ? { metrics } : {}),
     uploadSecret: config.uploadSecret,
