@@ -8,7 +8,8 @@
  * on one config file, pulling the same image. Last, a registry-kit upstream
  * behind its own token service (the Bearer flow): registry-kit and
  * Distribution's `proxy.remoteurl` both pull from it, skopeo and podman
- * through registry-kit.
+ * through registry-kit. And a Distribution upstream behind token auth (its
+ * realm a token service on loopback), pulled through with a read-only account.
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -20,6 +21,7 @@ import { describeRun, freePort, tempDir, type Background } from "./helpers/proce
 import { answers, startOnConfig, writeConfig, type SameConfigServer } from "./helpers/same-config.js";
 import { skopeoSandbox, type SkopeoSandbox } from "./helpers/skopeo.js";
 import { containersSandbox, type ContainersSandbox } from "./helpers/containers.js";
+import { startTokenService, type TokenServiceFixture } from "./helpers/token-service.js";
 
 /** `METHOD path status` lines of Distribution's access log (combined format). */
 function accessLog(server: Background): Array<{ method: string; path: string; status: number }> {
@@ -249,5 +251,78 @@ describe("a registry-kit upstream behind its token service (Bearer flow)", () =>
     const log = accessLog(upstream).slice(before);
     expect(count(log, "GET", "/service/token")).toBeGreaterThanOrEqual(1);
     console.log(`bearer upstream requests for one skopeo pull through Distribution: ${log.length}`);
+  }, 240_000);
+});
+
+describe("a Distribution 2.8 upstream behind token auth (Bearer flow against Distribution)", () => {
+  const work = tempDir("pull-through-dist-token");
+  const id = randomBytes(3).toString("hex");
+  const owner = { username: "owner", password: `Owner-${randomBytes(6).toString("hex")}` };
+  const reader = { username: "reader", password: `Reader-${randomBytes(6).toString("hex")}` };
+  let tokens: TokenServiceFixture;
+  let upstream: Background;
+  let upstreamHost = "";
+  let cache: Background;
+  let cacheHost = "";
+  let skopeo: SkopeoSandbox;
+  let podman: ContainersSandbox;
+  let img: TestImage;
+
+  beforeAll(async () => {
+    skopeo = skopeoSandbox();
+    podman = containersSandbox("pt-dist-token");
+    tokens = await startTokenService({
+      users: { owner: { password: owner.password }, reader: { password: reader.password } },
+      rules: [
+        { match: { account: "owner", type: "repository", name: "team/*" }, actions: ["*"] },
+        { match: { account: "reader", type: "repository", name: "team/*" }, actions: ["pull"] },
+      ],
+      x5c: false,
+      allowAnonymous: false,
+    });
+    const started = await serverOn("distribution", join(work.path, "upstream"), {
+      log: { level: "info", formatter: "json", accesslog: { disabled: false } },
+      auth: { token: { realm: tokens.realm, service: tokens.service, issuer: tokens.issuer, rootcertbundle: tokens.rootCertBundle } },
+    });
+    upstream = started.server;
+    upstreamHost = started.host;
+    img = buildTestImage(join(work.path, "image"), { layers: 2, sizes: [90_000, 3_000], tag: "v1" });
+    const seed = await skopeo.copy(img.ref, `docker://${upstreamHost}/team/tool-${id}:v1`, { destCreds: owner });
+    expect(seed.code, describeRun(seed)).toBe(0);
+    // The cache pulls with the read-only account's credentials.
+    const cached = await serverOn("registry-kit", join(work.path, "cache"), {
+      proxy: { remoteurl: `http://${upstreamHost}`, username: reader.username, password: reader.password },
+    });
+    cache = cached.server;
+    cacheHost = cached.host;
+  }, 300_000);
+
+  afterAll(async () => {
+    await cache?.stop();
+    await upstream?.stop();
+    await tokens?.close();
+    skopeo?.remove();
+    podman?.remove();
+    work.remove();
+  });
+
+  it("skopeo and podman pull at once through registry-kit: one upstream GET per blob, tokens from the upstream's realm", async () => {
+    const before = accessLog(upstream).length;
+    const issuedBefore = tokens.issued.length;
+    const ref = `${cacheHost}/team/tool-${id}:v1`;
+    const [copied, pulled] = await Promise.all([
+      skopeo.copy(`docker://${ref}`, `oci:${join(work.path, "through-skopeo")}:v1`),
+      podman.podman(["pull", "--tls-verify=false", ref], 180_000),
+    ]);
+    expect(copied.code, describeRun(copied)).toBe(0);
+    expect(pulled.code, describeRun(pulled)).toBe(0);
+    expect(readOciLayout(join(work.path, "through-skopeo"), "v1").manifestDigest).toBe(img.manifestDigest);
+    const log = accessLog(upstream).slice(before);
+    for (const digest of img.blobDigests) expect(count(log, "GET", `/blobs/${digest}`), `${digest}\n${JSON.stringify(log)}`).toBe(1);
+    const issued = tokens.issued.slice(issuedBefore).filter((t) => t.status === 200);
+    expect(issued.length).toBeGreaterThanOrEqual(1);
+    // Every token the cache got was the reader's, for this repository, pull only.
+    for (const t of issued) expect(t.claims?.sub).toBe("reader");
+    console.log(`Distribution token-auth upstream: ${log.length} requests reached it, ${issued.length} token(s) issued (${JSON.stringify(log.map((r) => `${r.method} ${r.status}`))})`);
   }, 240_000);
 });
