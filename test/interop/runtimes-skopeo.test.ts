@@ -92,7 +92,7 @@ describe("skopeo push and pull with token auth, server on each runtime", () => {
   });
 
   for (const id of Object.keys(RUN_TS)) {
-    it(`${id}: a Bearer challenge, then skopeo pushes as alice and pulls back the same digests`, async () => {
+    it(`${id}: a Bearer challenge, then skopeo pushes as alice and pulls back the same digests; the web page shows the image`, async () => {
       const command = id === "workerd" ? runtimes["node@24"] : runtimes[id];
       expect(command, `scripts/runtimes.mjs has no ${id}`).toBeDefined();
       const server =
@@ -122,6 +122,16 @@ describe("skopeo push and pull with token auth, server on each runtime", () => {
         const refused = await skopeo.copy(img.ref, `docker://${server.host}/alice/app:v2`, { destCreds: { ...alice, password: "wrong" } });
         expect(refused.code, describeRun(refused)).not.toBe(0);
         expect(server.log()).not.toContain("DEP0204");
+        // The web page on this runtime: alice signs in and sees the image she pushed.
+        const signIn = await fetch(`${server.url}/ui/sign-in`, { method: "POST", body: new URLSearchParams({ username: alice.username, password: alice.password }), redirect: "manual" });
+        await signIn.arrayBuffer();
+        expect(signIn.status, server.log()).toBe(303);
+        const cookie = signIn.headers.get("set-cookie")!.split(";")[0]!;
+        const imagePage = await fetch(`${server.url}/ui/image?name=alice%2Fapp&ref=v1`, { headers: { cookie } });
+        const html = await imagePage.text();
+        expect(imagePage.status, html.slice(0, 2000)).toBe(200);
+        expect(html).toContain(img.manifestDigest);
+        expect(imagePage.headers.get("content-security-policy")).toContain("default-src 'none'");
         console.log(`[runtimes-skopeo] ${id}: push ${Math.round(t1 - t0)} ms, pull ${Math.round(t2 - t1)} ms`);
       } finally {
         server.child.kill("SIGTERM");

@@ -2,13 +2,14 @@
  * A registry with token auth on memory storage, served by the runtime that
  * runs this file: `Bun.serve` on Bun, `Deno.serve` on Deno, registry-kit's
  * `serve` on Node. One port: `/token` is the token service, the rest the
- * registry. Prints `listening <url>` once bound (127.0.0.1, a free port).
+ * registry, `/ui/` the web page. Prints `listening <url>` once bound (127.0.0.1, a free port).
  * Used by test/interop/runtimes-skopeo.test.ts; user `alice`, password from
  * RK_PASSWORD.
  */
 import { aclPolicy, createTokenAuthorizer, createTokenService, generatedKeys, memoryCredentials } from "../../src/auth/index.js";
 import { createRegistry } from "../../src/registry/index.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
+import { uiApp } from "./ui-app.js";
 
 type Handler = (request: Request) => Promise<Response>;
 interface RuntimeGlobals {
@@ -20,15 +21,16 @@ const service = "registry.runtime";
 const issuer = "registry-kit-runtime";
 const keys = generatedKeys({ alg: "ES256" });
 const password = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env.RK_PASSWORD ?? "alice-Secret-1";
-const tokens = createTokenService({
-  issuer,
-  service,
-  keys,
-  checkCredentials: memoryCredentials({ alice: { password } }),
-  policy: aclPolicy([{ match: { account: "alice", type: "repository", name: "alice/*" }, actions: ["*"] }]),
-});
+const rules = [{ match: { account: "alice", type: "repository", name: "alice/*" }, actions: ["*"] }];
+const credentials = memoryCredentials({ alice: { password } });
+const tokens = createTokenService({ issuer, service, keys, checkCredentials: credentials, policy: aclPolicy(rules) });
+const storage = memoryStorage();
 let registry: Handler | undefined;
-const handler: Handler = (request) => (new URL(request.url).pathname === "/token" ? tokens(request) : registry!(request));
+let ui: Handler | undefined;
+const handler: Handler = (request) => {
+  const path = new URL(request.url).pathname;
+  return path === "/token" ? tokens(request) : path.startsWith("/ui") ? ui!(request) : registry!(request);
+};
 
 async function listen(): Promise<number> {
   const g = globalThis as RuntimeGlobals;
@@ -44,7 +46,8 @@ async function listen(): Promise<number> {
 const port = await listen();
 const url = `http://127.0.0.1:${port}`;
 registry = createRegistry({
-  storage: memoryStorage(),
+  storage,
   authorize: createTokenAuthorizer({ realm: `${url}/token`, service, issuer, rootCertBundle: (await keys.exportPem()).certificate }),
 });
+ui = uiApp({ registry, storage, keys, issuer, service, signIn: credentials, rules });
 console.log(`listening ${url}`);
