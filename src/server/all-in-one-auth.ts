@@ -18,7 +18,7 @@ import {
 import { htpasswdCredentials } from "../auth/htpasswd.node.js";
 import { pemKeysFromFiles } from "../auth/keys.node.js";
 import type { LogHook } from "../http/log.js";
-import { storeCredentialCheck, type UserStore } from "../users/index.js";
+import { storeCredentialCheck, type ScryptParams, type UserStore } from "../users/index.js";
 import type { AllInOneInfo } from "./all-in-one-types.js";
 import { pathRoute, type Route } from "./all-in-one-routes.js";
 import type { AllInOneConfig, TokenAuthConfig, TokenServiceConfig } from "./config-types.js";
@@ -116,13 +116,14 @@ export function tokenServiceRoute(
   log: LogHook,
   metrics?: Metrics,
   onEvent?: EventHook,
+  scrypt?: Partial<ScryptParams>,
 ): Route {
   const tokenService = createTokenService({
     issuer: auth.issuer,
     // The first is the default for requests without `service`.
     service: managementAudience ? [auth.service, managementAudience] : auth.service,
     keys,
-    ...(users ? { checkCredentials: storeCredentialCheck(users) } : {}),
+    ...(users ? { checkCredentials: storeCredentialCheck(users, scrypt ? { scrypt } : {}) } : {}),
     policy: defaultPolicy({ publicRepositories: own.publicRepositories }),
     expiresIn: own.expiration,
     ...(own.x5c === false ? { x5c: false } : {}),

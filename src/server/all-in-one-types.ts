@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { ScryptParams } from "../users/index.js";
 import type { EventHook } from "../events/hook.js";
 import type { LogHook } from "../http/log.js";
 import type { StorageDriver } from "../storage/driver.js";
@@ -23,6 +24,13 @@ export interface AllInOneOptions {
   storage?: StorageDriver;
   /** Receives the events of the registry, the token service and the management API (the configured `notifications` get only the registry's). */
   onEvent?: EventHook;
+  /**
+   * The scrypt cost of the password hashes this server makes (the first
+   * administrator, users created through the management API) and of the
+   * unknown-user check. Default `DEFAULT_SCRYPT` of `registry-kit/users`; tests
+   * lower it to run fast. Existing hashes keep the cost they were made with.
+   */
+  scrypt?: Partial<ScryptParams>;
 }
 
 /** What the server runs, for the banner and for tests. */

@@ -12,7 +12,7 @@ import { bindingClaims, defaultPolicy, signJwt, type Access, type KeyProvider, t
 import { tagDetails } from "../registry/index.js";
 import type { StorageDriver } from "../storage/driver.js";
 import { createUi } from "../ui/index.js";
-import { storeCredentialCheck, type UserStore } from "../users/index.js";
+import { storeCredentialCheck, type ScryptParams, type UserStore } from "../users/index.js";
 import { managementAudience } from "./all-in-one-auth.js";
 import { pathRoute, type Route } from "./all-in-one-routes.js";
 import type { AllInOneConfig } from "./config-types.js";
@@ -27,6 +27,8 @@ export interface UiParts {
   usersHandler: (request: Request) => Promise<Response>;
   /** The upload secret: the session key is derived from it, so no new file is needed. */
   uploadSecret: string;
+  /** The scrypt cost of the unknown-user check (see `AllInOneOptions.scrypt`). */
+  scrypt?: Partial<ScryptParams> | undefined;
 }
 
 /** Tokens live a minute and are reused for 45 s: a page of 50 tags signs once, not 50 times. */
@@ -53,7 +55,7 @@ export function uiRoute(prefix: string, parts: UiParts): Route {
     cache.set(key, { token: signed, until: Date.now() + REUSE_MS });
     return signed;
   };
-  const check = storeCredentialCheck(users);
+  const check = storeCredentialCheck(users, parts.scrypt ? { scrypt: parts.scrypt } : {});
   const handler = createUi({
     prefix,
     registry: parts.registry,

@@ -13,7 +13,7 @@ import { createTokenVerifier, type KeyProvider } from "../auth/index.js";
 import type { LogHook } from "../http/log.js";
 import {
   anyAuthenticator, basicAuthenticator, bearerAuthenticator, bootstrapAdmin, createUserService, storeCredentialCheck,
-  type Authenticator, type UserStore,
+  type Authenticator, type ScryptParams, type UserStore,
 } from "../users/index.js";
 import type { AllInOneInfo } from "./all-in-one-types.js";
 import { pathRoute, type Route } from "./all-in-one-routes.js";
@@ -21,9 +21,9 @@ import type { UsersConfig } from "./config-types.js";
 import { generatePassword } from "./key-material.js";
 
 /** Create the first administrator when `users` is empty; the banner's `admin` entry, with the password only when generated. */
-export async function bootstrapFirstAdmin(users: UserStore, config: UsersConfig): Promise<AllInOneInfo["admin"]> {
+export async function bootstrapFirstAdmin(users: UserStore, config: UsersConfig, scrypt?: Partial<ScryptParams>): Promise<AllInOneInfo["admin"]> {
   const password = config.adminPassword ?? generatePassword();
-  const created = await bootstrapAdmin(users, { username: config.adminUsername, password });
+  const created = await bootstrapAdmin(users, { username: config.adminUsername, password, ...(scrypt ? { scrypt } : {}) });
   return created ? { username: created.username, ...(config.adminPassword ? {} : { password }) } : undefined;
 }
 
@@ -38,12 +38,14 @@ export interface ManagementBearer {
 }
 
 /** The management API's route, `<prefix>/users` and everything under it. */
-export function usersRoute(config: UsersConfig, users: UserStore, bearer: ManagementBearer | undefined, log: LogHook, metrics?: Metrics, onEvent?: EventHook): Route {
+export function usersRoute(
+  config: UsersConfig, users: UserStore, bearer: ManagementBearer | undefined, log: LogHook, metrics?: Metrics, onEvent?: EventHook, scrypt?: Partial<ScryptParams>,
+): Route {
   let authenticate: Authenticator | undefined;
   if (bearer) {
     const verifier = createTokenVerifier({ issuer: bearer.issuer, audience: bearer.audience, keys: bearer.keys });
     authenticate = anyAuthenticator(
-      basicAuthenticator(storeCredentialCheck(users)),
+      basicAuthenticator(storeCredentialCheck(users, scrypt ? { scrypt } : {})),
       bearerAuthenticator(async (token) => (await verifier.verify(token)).claims, users),
     );
   }
@@ -51,6 +53,7 @@ export function usersRoute(config: UsersConfig, users: UserStore, bearer: Manage
     store: users, prefix: config.prefix, selfRegistration: config.selfRegistration, authMode: "db", log,
     ...(authenticate ? { authenticate } : {}),
     ...(onEvent ? { onEvent } : {}),
+    ...(scrypt ? { scrypt } : {}),
   });
   return pathRoute(`${config.prefix}/users`, metrics ? instrumentHandler(service, metrics, "users") : service, true);
 }

@@ -60,7 +60,7 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
     ? { value: config.http.secret, created: false, file: undefined }
     : await loadOrCreateUploadSecret(config.keyDirectory);
   const users = config.users ? storageUserStore(storage) : undefined;
-  const admin = users && config.users ? await bootstrapFirstAdmin(users, config.users) : undefined;
+  const admin = users && config.users ? await bootstrapFirstAdmin(users, config.users, options.scrypt) : undefined;
   const token = config.tokenService ? await loadTokenKeys(config.tokenService, config.keyDirectory) : undefined;
   const auth = await registryAuthorizer(config, token?.keys, options.origin, log);
   // The outbox lives in the registry's storage, under `_events/`, so a restart (or another process) delivers what is pending.
@@ -86,15 +86,15 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
   const bearerAudience = config.tokenService && token && config.auth && users ? managementAudience(config.auth.service) : undefined;
   const routes: Route[] = [pathRoute("/v2", registry, true)];
   if (config.tokenService && token && config.auth) {
-    routes.push(tokenServiceRoute(config.tokenService, config.auth, token.keys, users, bearerAudience, log, metrics, options.onEvent));
+    routes.push(tokenServiceRoute(config.tokenService, config.auth, token.keys, users, bearerAudience, log, metrics, options.onEvent, options.scrypt));
     routes.push(jwksRoute(token.keys));
   }
   if (users && config.users) {
     const bearer = bearerAudience && token && config.auth ? { audience: bearerAudience, issuer: config.auth.issuer, keys: token.keys } : undefined;
-    const usersApi = usersRoute(config.users, users, bearer, log, metrics, options.onEvent);
+    const usersApi = usersRoute(config.users, users, bearer, log, metrics, options.onEvent, options.scrypt);
     routes.push(usersApi);
     if (config.ui && token && bearer) {
-      routes.push(uiRoute(config.ui.prefix, { config, storage, users, keys: token.keys, registry, usersHandler: usersApi.handler, uploadSecret: uploadSecret.value }));
+      routes.push(uiRoute(config.ui.prefix, { config, storage, users, keys: token.keys, registry, usersHandler: usersApi.handler, uploadSecret: uploadSecret.value, scrypt: options.scrypt }));
     }
   }
   const handler = observed.gate(routeHandler(routes, config.http.headers));

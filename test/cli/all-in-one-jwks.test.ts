@@ -14,6 +14,7 @@ import { createAllInOne, type AllInOne } from "../../src/server/all-in-one.js";
 import { parseConfigText, resolveConfig, type AllInOneConfig } from "../../src/server/config.js";
 import type { StorageDriver } from "../../src/storage/driver.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
+import { FAST } from "../users/helpers.js";
 
 const ISSUER_ORIGIN = "http://issuer.test:5000";
 const ORIGIN = "http://registry.test:5001";
@@ -41,7 +42,7 @@ registrykit:
   keydirectory: ${label}-keys
   tokenservice: {x5c: ${x5c}}
   users: {admin: {username: admin, password: Adm1nPassword}}
-`), { origin: ISSUER_ORIGIN, storage: memoryStorage() });
+`), { origin: ISSUER_ORIGIN, storage: memoryStorage(), scrypt: FAST });
 }
 
 async function tokenFrom(app: AllInOne): Promise<string> {

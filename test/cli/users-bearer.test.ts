@@ -17,6 +17,7 @@ import { createAllInOne, managementAudience, type AllInOne } from "../../src/ser
 import { bannerLines } from "../../src/cli/banner.js";
 import { parseConfigText, resolveConfig } from "../../src/server/config.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
+import { FAST } from "../users/helpers.js";
 
 const ORIGIN = "http://registry.test:5000";
 const ADMIN_PASSWORD = "Adm1nPassword";
@@ -53,7 +54,8 @@ async function forged(claims: Record<string, unknown>, header?: Record<string, u
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), "rk-users-bearer-"));
   const config = resolveConfig({ document: undefined, env: { REGISTRY_KIT_DATA: dir, REGISTRY_KIT_ADMIN_PASSWORD: ADMIN_PASSWORD }, cwd: dir }).config;
-  app = await createAllInOne(config, { origin: ORIGIN, storage: memoryStorage() });
+  // Fast scrypt for the hashes this test makes: every Basic request checks one.
+  app = await createAllInOne(config, { origin: ORIGIN, storage: memoryStorage(), scrypt: FAST });
 });
 afterAll(async () => {
   await app?.close();

@@ -87,7 +87,7 @@ describe("createAllInOne onEvent", () => {
     const dir = await mkdtemp(path.join(tmpdir(), "rk-aio-events-"));
     const events: RegistryEvent[] = [];
     const { config } = resolveConfig({ env: { REGISTRY_KIT_DATA: dir, REGISTRY_KIT_ADMIN_PASSWORD: "Adm1nPassword" }, cwd: dir });
-    const app = await createAllInOne(config, { origin: "http://registry.test", storage: memoryStorage(), onEvent: (e) => void events.push(e) });
+    const app = await createAllInOne(config, { origin: "http://registry.test", storage: memoryStorage(), onEvent: (e) => void events.push(e), scrypt: FAST });
     try {
       const auth = { authorization: basic("admin", "Adm1nPassword") };
       expect((await app.handler(new Request("http://registry.test/service/token?service=registry-kit", { headers: auth }))).status).toBe(200);

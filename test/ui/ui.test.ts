@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAllInOne, type AllInOne } from "../../src/server/all-in-one.js";
 import { parseConfigText, resolveConfig } from "../../src/server/config.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
+import { FAST } from "../users/helpers.js";
 
 const ORIGIN = "http://registry.test:5000";
 const ADMIN = { name: "admin", password: "Adm1nPassword" };
@@ -93,7 +94,8 @@ const post = (cookie: string, p: string, form: Record<string, string>, origin = 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), "rk-ui-"));
   const { config } = resolveConfig({ document: undefined, env: { REGISTRY_KIT_DATA: dir, REGISTRY_KIT_ADMIN_PASSWORD: ADMIN.password, REGISTRY_STORAGE_DELETE_ENABLED: "true" }, cwd: dir });
-  app = await createAllInOne(config, { origin: ORIGIN, storage: memoryStorage() });
+  // Fast scrypt for the hashes this test makes: every sign-in checks one.
+  app = await createAllInOne(config, { origin: ORIGIN, storage: memoryStorage(), scrypt: FAST });
   const created = await call("/api/users", {
     method: "POST", headers: { authorization: basic(ADMIN), "content-type": "application/json" },
     body: JSON.stringify({ username: ALICE.name, email: "alice@example.test", password: ALICE.password }),
