@@ -163,7 +163,9 @@ describe("registry-kit serve with registrykit.verify", () => {
     child.stderr.on("data", (c: Buffer) => (err += c.toString()));
     const exited = new Promise<number | null>((r) => child.on("exit", r));
     try {
-      await vi.waitFor(() => expect(err).toContain("verify quarantined a corrupt blob"), { timeout: 20_000, interval: 50 });
+      // The run's summary comes last, a moment after its findings: wait for it, not for the first finding.
+      await vi.waitFor(() => expect(err).toContain("info verify done"), { timeout: 20_000, interval: 50 });
+      expect(err).toContain("verify quarantined a corrupt blob");
       expect(err).toMatch(new RegExp(`error verify found a blob whose bytes do not match its digest digest=${digest} actualDigest=${sha256("a rotten layer")} size=14`));
       expect(err).toMatch(/info verify done checked=1 bytes=14 mismatches=1 quarantined=1 vanished=0 errors=0/);
       expect(out).toContain("  verify          every 100ms, quarantine on");
