@@ -186,7 +186,8 @@ describe("side by side: Distribution's proxy.remoteurl and registry-kit serve on
 describe("a registry-kit upstream behind its token service (Bearer flow)", () => {
   const work = tempDir("pull-through-bearer");
   const id = randomBytes(3).toString("hex");
-  const admin = { username: "admin", password: randomBytes(12).toString("base64url") };
+  // Always meets the password policy (upper, lower, digit): a random string alone sometimes has no digit.
+  const admin = { username: "admin", password: `Adm1n-${randomBytes(12).toString("base64url")}` };
   let skopeo: SkopeoSandbox;
   let podman: ContainersSandbox;
   let upstream: Background;

@@ -41,10 +41,9 @@ export async function startOnConfig(
     ? startBackground(requireTool("docker-registry"), ["serve", configPath], { cwd: dir })
     : startBackground(process.execPath, [BIN, "serve", configPath], { cwd: dir, env: { NODE_ENV: "production" } });
   try {
-    await waitFor(`${which} to start on ${configPath}`, async () => {
-      if (proc.exited()) throw new Error(`${which} exited:\n${proc.output()}`);
-      return ready().catch(() => false);
-    }, timeoutMs, () => proc.output());
+    // A server that exits ends the wait at once (a throw in the probe would only be retried).
+    await waitFor(`${which} to start on ${configPath}`, async () => proc.exited() || (await ready().catch(() => false)), timeoutMs, () => proc.output());
+    if (proc.exited()) throw new Error(`${which} exited:\n${proc.output()}`);
   } catch (error) {
     await proc.stop();
     throw error;
