@@ -55,10 +55,13 @@ export interface EmitterOptions {
 
 const resolved = Promise.resolve();
 
+/** The emit function of a service without listeners: callers may skip building the event for it. */
+export const NO_EVENTS: Emit = () => resolved;
+
 /** Build the emit function of a service. */
 export function eventEmitter(options: EmitterOptions): Emit {
   const hooks = options.onEvent === undefined ? [] : Array.isArray(options.onEvent) ? options.onEvent : [options.onEvent as EventListener | EventSink];
-  if (hooks.length === 0) return () => resolved;
+  if (hooks.length === 0) return NO_EVENTS;
   const source: EventSource = { instanceID: (instanceId ??= crypto.randomUUID()) };
   if (options.sourceAddr) source.addr = options.sourceAddr;
   const log = options.log;

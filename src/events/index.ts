@@ -8,7 +8,8 @@
  *
  * const notifier = createNotifier({ storage, endpoints: [{ name: "ci", url: "http://127.0.0.1:9000/events" }] });
  * notifier.start();
- * const registry = createRegistry({ storage, onEvent: [notifier, (event) => console.log(event.action)] });
+ * const actions: string[] = [];
+ * const registry = createRegistry({ storage, onEvent: [notifier, (event) => void actions.push(event.action)] });
  * ```
  *
  * @module

@@ -55,8 +55,10 @@ export async function getBlob(ctx: RegistryContext, request: Request, name: stri
     const location = await ctx.storage.redirectURL(blobData(digest), { expiresInSeconds: ctx.redirect.expiresInSeconds });
     if (location !== undefined) {
       // A pull all the same (as Distribution counts it); the size is left out: no stat on this path.
-      const { size: _unknown, length: _same, ...target } = blobTarget(request, name, digest.value, 0);
-      await emitEvent(ctx, request, "pull", target);
+      await emitEvent(ctx, request, "pull", () => {
+        const { size: _unknown, length: _same, ...target } = blobTarget(request, name, digest.value, 0);
+        return target;
+      });
       const headers = baseHeaders(digestHeaders(digest.value));
       headers.set("Location", location);
       return new Response(null, { status: 307, headers });
@@ -68,7 +70,7 @@ export async function getBlob(ctx: RegistryContext, request: Request, name: stri
     throw new RegistryError("RANGE_INVALID", "requested range not satisfiable", 416, { size }, { "Content-Range": `bytes */${size}` });
   }
   const headers = blobHeaders(digest, size);
-  await emitEvent(ctx, request, "pull", blobTarget(request, name, digest.value, size));
+  await emitEvent(ctx, request, "pull", () => blobTarget(request, name, digest.value, size));
   if (range.kind === "partial") {
     const length = range.end - range.start + 1;
     const body = await ctx.storage.read(blobData(digest), { offset: range.start, length });
@@ -93,6 +95,6 @@ export async function deleteBlob(ctx: RegistryContext, request: Request, name: s
   const link = layerLink(name, digest);
   if (!(await exists(ctx.storage, link))) throw blobUnknown(digest);
   await ctx.storage.delete(link);
-  await emitEvent(ctx, request, "delete", { digest: digest.value, repository: name });
+  await emitEvent(ctx, request, "delete", () => ({ digest: digest.value, repository: name }));
   return empty(202, digestHeaders(digest.value));
 }

@@ -5,14 +5,22 @@
  * @module
  */
 import { principalOf } from "../auth/principal.js";
+import { NO_EVENTS } from "../events/hook.js";
 import type { EventAction, EventDescriptor, EventTarget } from "../events/model.js";
 import type { RegistryContext } from "./context.js";
 import { absolute } from "./responses.js";
 
-/** Emit `action` on `target` for `request`, with its authenticated user as the actor. */
-export function emitEvent(ctx: RegistryContext, request: Request, action: EventAction, target: EventTarget): Promise<void> {
+const resolved = Promise.resolve();
+
+/**
+ * Emit `action` on `target()` for `request`, with its authenticated user as
+ * the actor. The target is built only when someone listens: a manifest or blob
+ * GET without `onEvent` builds nothing (the hot path).
+ */
+export function emitEvent(ctx: RegistryContext, request: Request, action: EventAction, target: () => EventTarget): Promise<void> {
+  if (ctx.emit === NO_EVENTS) return resolved;
   const actor = principalOf(request)?.subject || undefined;
-  return ctx.emit(request, actor === undefined ? { action, target } : { action, target, actor });
+  return ctx.emit(request, actor === undefined ? { action, target: target() } : { action, target: target(), actor });
 }
 
 /** The target of a manifest event. */
@@ -32,5 +40,5 @@ export function blobTarget(request: Request, name: string, digest: string, size:
 
 /** Emit `repository.created` when `created` says the repository is new. */
 export async function repositoryCreated(ctx: RegistryContext, request: Request, name: string, created: boolean): Promise<void> {
-  if (created) await emitEvent(ctx, request, "repository.created", { repository: name });
+  if (created) await emitEvent(ctx, request, "repository.created", () => ({ repository: name }));
 }

@@ -94,7 +94,7 @@ function manifestHeaders({ digest, meta, cached }: Resolved): HeadersInit {
 export async function getManifest(ctx: RegistryContext, request: Request, name: string, reference: Reference): Promise<Response> {
   const resolved = await resolve(ctx, name, reference);
   const tag = reference.kind === "tag" ? reference.tag : undefined;
-  await emitEvent(ctx, request, "pull", manifestTarget(request, name, resolved.digest.value, resolved.meta.mediaType, resolved.meta.size, tag));
+  await emitEvent(ctx, request, "pull", () => manifestTarget(request, name, resolved.digest.value, resolved.meta.mediaType, resolved.meta.size, tag));
   if (resolved.bytes) return inMemoryResponse(request, resolved.bytes, { status: 200, headers: manifestHeaders(resolved) });
   const body = await ctx.storage.read(blobData(resolved.digest));
   if (!body) throw manifestUnknown(reference);
@@ -152,7 +152,7 @@ export async function putManifest(ctx: RegistryContext, request: Request, url: U
   const created = await storeManifest(ctx, name, digest, bytes, manifest, tag);
   await repositoryCreated(ctx, request, name, created);
   const references = [...manifest.blobs, ...manifest.manifests].map((d) => ({ mediaType: d.mediaType, digest: d.digest.value, size: d.size }));
-  await emitEvent(ctx, request, "push", manifestTarget(request, name, digest.value, manifest.mediaType, bytes.byteLength, tag, references));
+  await emitEvent(ctx, request, "push", () => manifestTarget(request, name, digest.value, manifest.mediaType, bytes.byteLength, tag, references));
 
   const headers = digestHeaders(digest.value);
   headers.set("Location", absolute(request, `/v2/${name}/manifests/${digest.value}`));
@@ -194,7 +194,7 @@ export async function deleteManifest(ctx: RegistryContext, request: Request, nam
     const key = tagLink(name, reference.tag);
     if (!(await exists(ctx.storage, key))) throw manifestUnknown(reference);
     await ctx.storage.delete(key);
-    await emitEvent(ctx, request, "delete", { repository: name, tag: reference.tag });
+    await emitEvent(ctx, request, "delete", () => ({ repository: name, tag: reference.tag }));
     return empty(202);
   }
   const { digest } = reference;
@@ -210,8 +210,8 @@ export async function deleteManifest(ctx: RegistryContext, request: Request, nam
   const subject = meta.subject === undefined ? undefined : tryParseDigest(meta.subject);
   if (subject) await ctx.storage.delete(referrer(name, subject, digest));
   await ctx.storage.delete(manifestRevision(name, digest));
-  await emitEvent(ctx, request, "delete", { digest: digest.value, repository: name });
+  await emitEvent(ctx, request, "delete", () => ({ digest: digest.value, repository: name }));
   // Then one per tag that pointed at it, as Distribution does.
-  for (const tag of untagged) await emitEvent(ctx, request, "delete", { repository: name, tag });
+  for (const tag of untagged) await emitEvent(ctx, request, "delete", () => ({ repository: name, tag }));
   return empty(202, digestHeaders(digest.value));
 }

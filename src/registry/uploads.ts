@@ -134,7 +134,7 @@ async function commit(ctx: RegistryContext, request: Request, state: Pick<Upload
   await removeSession(ctx.storage, owner, name, uuid);
   await ctx.storage.write(layerLink(name, digest), new TextEncoder().encode(digest.value));
   await repositoryCreated(ctx, request, name, await ensureRepository(ctx.storage, name));
-  await emitEvent(ctx, request, "push", blobTarget(request, name, digest.value, size));
+  await emitEvent(ctx, request, "push", () => blobTarget(request, name, digest.value, size));
   return blobCreated(request, name, digest);
 }
 
@@ -162,7 +162,7 @@ export async function startUpload(ctx: RegistryContext, request: Request, url: U
       await ctx.storage.write(layerLink(name, mount.digest), new TextEncoder().encode(mount.digest.value));
       await repositoryCreated(ctx, request, name, await ensureRepository(ctx.storage, name));
       const size = (await ctx.storage.stat(blobData(mount.digest)))?.size ?? 0;
-      await emitEvent(ctx, request, "mount", blobTarget(request, name, mount.digest.value, size, mount.from));
+      await emitEvent(ctx, request, "mount", () => blobTarget(request, name, mount.digest.value, size, mount.from));
       return blobCreated(request, name, mount.digest);
     }
   }
@@ -184,7 +184,7 @@ export async function startUpload(ctx: RegistryContext, request: Request, url: U
   const state: UploadState = { name, uuid, offset: 0, startedAt };
   if (owner !== undefined) state.owner = owner;
   if (digest === undefined) {
-    await emitEvent(ctx, request, "upload.started", { repository: name, uploadId: uuid });
+    await emitEvent(ctx, request, "upload.started", () => ({ repository: name, uploadId: uuid }));
     return sessionResponse(ctx, request, state, 202);
   }
   let result;
@@ -288,6 +288,6 @@ export async function cancelUpload(ctx: RegistryContext, request: Request, url: 
   const { state } = await loadSession(ctx, url, name, uuid);
   ctx.liveHashers.delete(`${name}/${uuid}`);
   await removeSession(ctx.storage, state.owner, name, uuid);
-  await emitEvent(ctx, request, "upload.cancelled", { repository: name, uploadId: uuid });
+  await emitEvent(ctx, request, "upload.cancelled", () => ({ repository: name, uploadId: uuid }));
   return empty(204);
 }
