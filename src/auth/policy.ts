@@ -6,6 +6,7 @@
  * @module
  */
 import type { Access, Principal } from "./access.js";
+import { globToRegex } from "../util/glob.js";
 
 /**
  * Decide what to grant. Receives the caller (`undefined` for anonymous) and
@@ -44,12 +45,6 @@ export interface AclRule {
 
 function escapeRegex(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
-}
-
-function globToRegex(glob: string): string {
-  let out = "";
-  for (const ch of glob) out += ch === "*" ? ".*" : ch === "?" ? "." : escapeRegex(ch);
-  return out;
 }
 
 type Matcher = (value: string, account: string) => boolean;

@@ -19,14 +19,4 @@ export async function loadCommandConfig(file: string | undefined, io: CliIo): Pr
   return resolveConfig({ document, env: io.env, cwd: io.cwd }).config;
 }
 
-/** `1536` → `1.5 KiB`. */
-export function formatBytes(n: number): string {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let value = n;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`;
-}
+export { formatBytes } from "../util/size.js";

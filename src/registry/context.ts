@@ -13,6 +13,7 @@ import type { ManifestCache } from "./manifest-cache.js";
 import type { PullThrough } from "./pull-through/options.js";
 import type { UploadLimits } from "./upload-limits.js";
 import type { UploadStateCodec } from "./upload-state.js";
+import type { WritePolicy } from "./policy/write-policy.js";
 
 /** Resolved registry settings shared by the handlers. */
 export interface RegistryContext {
@@ -45,6 +46,8 @@ export interface RegistryContext {
   manifests: ManifestCache;
   /** `registrykit_blob_upload_bytes_total`, when the registry has metrics: bytes of upload bodies stored. */
   uploadBytes: CounterSeries | undefined;
+  /** The write policies as one, asked before each commit (policy/); absent when none is configured. */
+  policy?: WritePolicy;
   /** The pull-through cache's upstreams, when configured (pull-through/). */
   pullThrough?: PullThrough;
 }

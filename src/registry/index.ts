@@ -40,6 +40,7 @@ import { resolvePullThrough, type PullThroughOptions } from "./pull-through/opti
 import { pullBlob } from "./pull-through/blobs.js";
 import { pullManifest } from "./pull-through/manifests.js";
 import { eventEmitter, type EventHook } from "../events/hook.js";
+import { allPolicies, type WritePolicy } from "./policy/write-policy.js";
 
 /** Size and count limits of the registry. */
 export interface RegistryLimits {
@@ -133,6 +134,13 @@ export interface RegistryOptions {
    * a sink (`record`, e.g. `createNotifier`) is awaited before the response.
    */
   onEvent?: EventHook;
+  /**
+   * Pre-commit hooks of writes (docs/policies.md): each is asked before a
+   * manifest or tag is stored, a blob upload or mount completes, or a tag or
+   * manifest is deleted, and may refuse with a 403 `DENIED` whose message
+   * clients print. Built-ins: `immutableTags`, `quota`. Default: none.
+   */
+  policies?: readonly WritePolicy[];
 }
 
 function redirectSetting(option: RegistryOptions["redirect"]): RegistryContext["redirect"] {
@@ -195,6 +203,7 @@ export function createRegistry(options: RegistryOptions): RegistryHandler {
     redirect: redirectSetting(options.redirect),
   };
   if (options.pullThrough) ctx.pullThrough = resolvePullThrough(options.pullThrough);
+  if (options.policies && options.policies.length > 0) ctx.policy = allPolicies(options.policies);
   const authorize = options.authorize ?? allowAll;
 
   const registry: RegistryHandler = async (request) => {
@@ -318,6 +327,13 @@ export { DEFAULT_MANIFEST_MEDIA_TYPES, MEDIA_TYPES, HEADERS, API_VERSION } from 
 export { RegistryError, errorResponse } from "../oci/errors.js";
 export type { ErrorCode } from "../oci/errors.js";
 export { collectGarbage } from "./gc/index.js";
+export { immutableTags } from "./policy/immutable-tags.js";
+export type { ImmutableTagPatterns, ImmutableTags } from "./policy/immutable-tags.js";
+export { quota } from "./policy/quota.js";
+export type { Quota, QuotaLimits, QuotaOptions, QuotaUsage } from "./policy/quota.js";
+export type { BlobCommit, ManifestDelete, ManifestPush, PendingWrite, PolicyRefusal, ReferencedBlob, RepositoryDelete, TagDelete, WritePolicy } from "./policy/write-policy.js";
+export { deleteRepository } from "./repository-delete.js";
+export type { DeleteRepositoryOptions, DeleteRepositoryReport } from "./repository-delete.js";
 export type { GcOptions, GcReport } from "./gc/index.js";
 export { verifyBlobs } from "./verify.js";
 export { tagDetails } from "./tag-details.js";

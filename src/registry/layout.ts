@@ -44,6 +44,8 @@ export const repositoriesUnder = (namePrefix: string) => (namePrefix === "" ? "r
 export const blobData = (d: Digest) => `blobs/${d.algorithm}/${d.hex.slice(0, 2)}/${d.hex}/data`;
 /** Link making a blob visible in a repository. */
 export const layerLink = (name: string, d: Digest) => `${repo(name)}/_layers/${d.algorithm}/${d.hex}`;
+/** Prefix under which every manifest revision of a repository lives. */
+export const revisionsPrefix = (name: string) => `${repo(name)}/_manifests/revisions`;
 /** Manifest revision metadata in a repository. */
 export const manifestRevision = (name: string, d: Digest) => `${repo(name)}/_manifests/revisions/${d.algorithm}/${d.hex}`;
 /** Prefix under which every tag of a repository lives. */

@@ -19,6 +19,8 @@ import { absolute, digestHeaders, empty } from "./responses.js";
 import { eachKey, ensureRepository, exists, mapLimited, readJson, readSmall, readText, writeJson, writeText } from "./storage-io.js";
 import { HEADERS, baseHeaderList, baseHeaders } from "../oci/wire.js";
 import { emitEvent, manifestTarget, repositoryCreated } from "./events.js";
+import { checkedCommit, type ManifestPush, type PendingWrite } from "./policy/write-policy.js";
+import { forgetIfEmpty } from "./repository-delete.js";
 
 /** The 404 `MANIFEST_UNKNOWN` of a reference. */
 export function manifestUnknown(reference: Reference): RegistryError {
@@ -149,7 +151,8 @@ export async function putManifest(ctx: RegistryContext, request: Request, url: U
   await checkReferences(ctx, name, manifest);
 
   const tag = reference.kind === "tag" ? reference.tag : undefined;
-  const created = await storeManifest(ctx, name, digest, bytes, manifest, tag);
+  const push = () => describePush(ctx, request, name, digest, bytes.byteLength, manifest, tag);
+  const created = await checkedCommit(ctx.policy, ctx.storage, push, () => storeManifest(ctx, name, digest, bytes, manifest, tag));
   await repositoryCreated(ctx, request, name, created);
   const references = [...manifest.blobs, ...manifest.manifests].map((d) => ({ mediaType: d.mediaType, digest: d.digest.value, size: d.size }));
   await emitEvent(ctx, request, "push", () => manifestTarget(request, name, digest.value, manifest.mediaType, bytes.byteLength, tag, references));
@@ -158,6 +161,18 @@ export async function putManifest(ctx: RegistryContext, request: Request, url: U
   headers.set("Location", absolute(request, `/v2/${name}/manifests/${digest.value}`));
   if (manifest.subject) headers.set("OCI-Subject", manifest.subject.digest.value);
   return empty(201, headers);
+}
+
+/** The push as write policies see it: what the tag points at now, and the stored size of each reference. */
+async function describePush(ctx: RegistryContext, request: Request, name: string, digest: Digest, size: number, manifest: ParsedManifest, tag: string | undefined): Promise<ManifestPush> {
+  const replaces = tag === undefined ? undefined : (await readText(ctx.storage, tagLink(name, tag)))?.trim() || undefined;
+  const unique = new Map([...manifest.blobs, ...manifest.manifests].map((d) => [d.digest.value, d.digest]));
+  const sizes = await mapLimited([...unique.values()], CHECK_CONCURRENCY, async (d) => (await ctx.storage.stat(blobData(d)))?.size ?? 0);
+  const references = [...unique.keys()].map((value, i) => ({ digest: value, size: sizes[i] ?? 0 }));
+  return {
+    action: "push", repository: name, tag, digest: digest.value, replaces, mediaType: manifest.mediaType, manifestSize: size,
+    references, referencedBytes: references.reduce((total, r) => total + r.size, 0), caller: ctx.callerOf(request),
+  };
 }
 
 /**
@@ -190,28 +205,50 @@ export async function storeManifest(ctx: RegistryContext, name: string, digest: 
  */
 export async function deleteManifest(ctx: RegistryContext, request: Request, name: string, reference: Reference): Promise<Response> {
   if (reference.kind === "invalidTag") throw manifestUnknown(reference);
+  const caller = ctx.callerOf(request);
   if (reference.kind === "tag") {
-    const key = tagLink(name, reference.tag);
-    if (!(await exists(ctx.storage, key))) throw manifestUnknown(reference);
-    await ctx.storage.delete(key);
-    await emitEvent(ctx, request, "delete", () => ({ repository: name, tag: reference.tag }));
+    const { tag } = reference;
+    const key = tagLink(name, tag);
+    const describe = async (): Promise<PendingWrite> => {
+      const digest = (await readText(ctx.storage, key))?.trim();
+      if (digest === undefined) throw manifestUnknown(reference);
+      return { action: "deleteTag", repository: name, tag, digest, caller };
+    };
+    if (!ctx.policy && !(await exists(ctx.storage, key))) throw manifestUnknown(reference);
+    await checkedCommit(ctx.policy, ctx.storage, describe, () => ctx.storage.delete(key));
+    await emitEvent(ctx, request, "delete", () => ({ repository: name, tag }));
     return empty(202);
   }
   const { digest } = reference;
   const meta = await readJson<ManifestMeta>(ctx.storage, manifestRevision(name, digest));
   if (!meta) throw manifestUnknown(reference);
-  const untagged: string[] = [];
-  for await (const key of eachKey(ctx.storage, tagsPrefix(name))) {
-    if ((await readText(ctx.storage, key))?.trim() !== digest.value) continue;
-    await ctx.storage.delete(key);
-    const parsed = parseKey(key);
-    if (parsed.kind === "tagLink") untagged.push(parsed.tag);
-  }
-  const subject = meta.subject === undefined ? undefined : tryParseDigest(meta.subject);
-  if (subject) await ctx.storage.delete(referrer(name, subject, digest));
-  await ctx.storage.delete(manifestRevision(name, digest));
+  const tags = await tagsPointingAt(ctx, name, digest);
+  const describe = async (): Promise<PendingWrite> => ({ action: "deleteManifest", repository: name, digest: digest.value, tags: (await tagsPointingAt(ctx, name, digest)).map((t) => t.tag), caller });
+  const untagged = await checkedCommit(ctx.policy, ctx.storage, describe, async () => {
+    const gone: string[] = [];
+    for (const { tag, key } of ctx.policy ? await tagsPointingAt(ctx, name, digest) : tags) {
+      await ctx.storage.delete(key);
+      gone.push(tag);
+    }
+    const subject = meta.subject === undefined ? undefined : tryParseDigest(meta.subject);
+    if (subject) await ctx.storage.delete(referrer(name, subject, digest));
+    await ctx.storage.delete(manifestRevision(name, digest));
+    return gone;
+  });
+  await forgetIfEmpty(ctx.storage, name);
   await emitEvent(ctx, request, "delete", () => ({ digest: digest.value, repository: name }));
   // Then one per tag that pointed at it, as Distribution does.
   for (const tag of untagged) await emitEvent(ctx, request, "delete", () => ({ repository: name, tag }));
   return empty(202, digestHeaders(digest.value));
+}
+
+/** The tags of `name` pointing at `digest` now, with their keys. */
+async function tagsPointingAt(ctx: RegistryContext, name: string, digest: Digest): Promise<{ tag: string; key: string }[]> {
+  const found: { tag: string; key: string }[] = [];
+  for await (const key of eachKey(ctx.storage, tagsPrefix(name))) {
+    if ((await readText(ctx.storage, key))?.trim() !== digest.value) continue;
+    const parsed = parseKey(key);
+    if (parsed.kind === "tagLink") found.push({ tag: parsed.tag, key });
+  }
+  return found;
 }

@@ -23,6 +23,7 @@ import { byteAllowance, callerKey, checkNewSession, overByteLimit, registerSessi
 import type { UploadState } from "./upload-state.js";
 import { HEADERS, setPair } from "../oci/wire.js";
 import { blobTarget, emitEvent, repositoryCreated } from "./events.js";
+import { checkedCommit, type PendingWrite } from "./policy/write-policy.js";
 
 /** An upload whose `_state` verified and whose object exists. */
 interface Session {
@@ -123,16 +124,25 @@ async function commit(ctx: RegistryContext, request: Request, state: Pick<Upload
     await removeSession(ctx.storage, owner, name, uuid);
     throw new RegistryError("DIGEST_INVALID", "provided digest did not match uploaded content", 400, { digest: digest.value });
   }
-  // Order matters for crash safety: bytes first (invisible until linked), then the link.
+  const blob = async (): Promise<PendingWrite> => ({ action: "blob", repository: name, digest: digest.value, size, caller: ctx.callerOf(request) });
   try {
-    await ctx.storage.move(key, blobData(digest), { expectedSize: size });
+    await checkedCommit(ctx.policy, ctx.storage, blob, async () => {
+      // Order matters for crash safety: bytes first (invisible until linked), then the link.
+      try {
+        await ctx.storage.move(key, blobData(digest), { expectedSize: size });
+      } catch (error) {
+        if (error instanceof StorageError && error.code === "not_found") throw uploadUnknown();
+        if (error instanceof StorageError && error.code === "conflict") throw busy(size);
+        throw error;
+      }
+      await removeSession(ctx.storage, owner, name, uuid);
+      await ctx.storage.write(layerLink(name, digest), new TextEncoder().encode(digest.value));
+    });
   } catch (error) {
-    if (error instanceof StorageError && error.code === "not_found") throw uploadUnknown();
-    if (error instanceof StorageError && error.code === "conflict") throw busy(size);
+    // A refused blob will not be taken later either: its upload goes.
+    if (error instanceof RegistryError && error.code === "DENIED") await removeSession(ctx.storage, owner, name, uuid);
     throw error;
   }
-  await removeSession(ctx.storage, owner, name, uuid);
-  await ctx.storage.write(layerLink(name, digest), new TextEncoder().encode(digest.value));
   await repositoryCreated(ctx, request, name, await ensureRepository(ctx.storage, name));
   await emitEvent(ctx, request, "push", () => blobTarget(request, name, digest.value, size));
   return blobCreated(request, name, digest);
@@ -159,9 +169,10 @@ export async function startUpload(ctx: RegistryContext, request: Request, url: U
   if (mount) {
     const source = layerLink(mount.from, mount.digest);
     if ((await exists(ctx.storage, source)) && (await exists(ctx.storage, blobData(mount.digest)))) {
-      await ctx.storage.write(layerLink(name, mount.digest), new TextEncoder().encode(mount.digest.value));
-      await repositoryCreated(ctx, request, name, await ensureRepository(ctx.storage, name));
       const size = (await ctx.storage.stat(blobData(mount.digest)))?.size ?? 0;
+      const blob = async (): Promise<PendingWrite> => ({ action: "blob", repository: name, digest: mount.digest.value, size, caller: ctx.callerOf(request) });
+      await checkedCommit(ctx.policy, ctx.storage, blob, () => ctx.storage.write(layerLink(name, mount.digest), new TextEncoder().encode(mount.digest.value)));
+      await repositoryCreated(ctx, request, name, await ensureRepository(ctx.storage, name));
       await emitEvent(ctx, request, "mount", () => blobTarget(request, name, mount.digest.value, size, mount.from));
       return blobCreated(request, name, mount.digest);
     }

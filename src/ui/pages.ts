@@ -7,6 +7,7 @@
  */
 import { html, type Html } from "./html.js";
 import type { Descriptor } from "./backend.js";
+import { formatBytes } from "../util/size.js";
 
 /** What every page needs to draw its frame. */
 export interface Frame {
@@ -162,16 +163,9 @@ export function usersPage(frame: Frame, users: UserRow[]): Html {
 <p><button type="submit">Create user</button></p></form>`;
 }
 
-/** A size in B, KiB, MiB or GiB. */
+/** A size in B, KiB, MiB, GiB or TiB. */
 export function formatSize(bytes: number): string {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`;
+  return formatBytes(bytes);
 }
 
 /** How long ago, in words. */

@@ -6,11 +6,10 @@
  *
  * @module
  */
-import type { LogHook } from "../../http/log.js";
-import type { StorageDriver } from "../../storage/driver.js";
-import { tryParseDigest, type Digest } from "../../oci/digest.js";
-import { blobData, manifestRevision, parseKey, type ManifestMeta } from "../layout.js";
-import { eachKey, mapLimited, readJson, readSmall } from "../storage-io.js";
+import type { Digest } from "../../oci/digest.js";
+import { manifestRevision, parseKey, type ManifestMeta } from "../layout.js";
+import { storedReferences } from "../manifest-references.js";
+import { eachKey, mapLimited, readJson } from "../storage-io.js";
 import { addLink, CONCURRENCY, repository, revisionId, type GcRun, type Repository } from "./state.js";
 
 /** Mark the roots of every repository and what they reference. */
@@ -79,7 +78,7 @@ export async function keep(run: GcRun, repo: Repository, digest: Digest): Promis
       run.keptRevisions.add(id);
       batch.push(d);
     }
-    const refs = await mapLimited(batch, CONCURRENCY, (d) => references(run.storage, d, run.log));
+    const refs = await mapLimited(batch, CONCURRENCY, (d) => storedReferences(run.storage, d, run.log));
     batch.forEach((d, i) => {
       run.markedBlobs.add(d.value);
       const r = refs[i];
@@ -99,36 +98,4 @@ export async function metaOf(run: GcRun, repo: string, digest: Digest): Promise<
   const id = revisionId(repo, digest);
   if (!run.metas.has(id)) run.metas.set(id, await readJson<ManifestMeta>(run.storage, manifestRevision(repo, digest)).catch(() => undefined));
   return run.metas.get(id);
-}
-
-/**
- * The blobs and child manifests a stored manifest references, read leniently
- * (whatever the registry accepted at push time). `undefined` when its bytes are
- * missing or not JSON: it then keeps nothing but itself.
- */
-async function references(storage: StorageDriver, digest: Digest, log: LogHook): Promise<{ blobs: string[]; children: Digest[] } | undefined> {
-  let doc: unknown;
-  try {
-    const bytes = await readSmall(storage, blobData(digest), 64 * 1024 * 1024);
-    if (!bytes) return undefined;
-    doc = JSON.parse(new TextDecoder().decode(bytes));
-  } catch {
-    log({ level: "warn", msg: "gc cannot parse a manifest; it keeps no blobs", digest: digest.value });
-    return undefined;
-  }
-  const m = (typeof doc === "object" && doc !== null ? doc : {}) as Record<string, unknown>;
-  return {
-    blobs: [...descriptors(m.config), ...descriptors(m.layers), ...descriptors(m.blobs)].map((d) => d.value),
-    children: descriptors(m.manifests),
-  };
-}
-
-/** The valid digests of a descriptor or a list of descriptors; anything else is skipped. */
-function descriptors(value: unknown): Digest[] {
-  return (Array.isArray(value) ? value : value === undefined ? [] : [value]).flatMap((d) => {
-    const parsed = typeof d === "object" && d !== null && typeof (d as { digest?: unknown }).digest === "string"
-      ? tryParseDigest((d as { digest: string }).digest)
-      : undefined;
-    return parsed ? [parsed] : [];
-  });
 }
