@@ -92,12 +92,13 @@ export async function gcCommand(args: string[], io: CliIo): Promise<number> {
 export function reportLines(report: GcReport, where: string): string[] {
   const verb = report.dryRun ? "would remove" : "removed";
   const lines = [`registry-kit gc${report.dryRun ? " (dry run)" : ""}: ${where}`];
+  for (const t of report.tags.removed) lines.push(`${verb} tag ${t}`);
   for (const m of report.manifests.removed) lines.push(`${verb} manifest ${m}`);
   for (const b of report.blobs.removed) lines.push(`${verb} blob ${b}`);
   for (const u of report.uploads.removed) lines.push(`${verb} upload ${u}`);
   lines.push(
     `repositories ${report.repositories}, manifests scanned ${report.manifests.scanned}, blobs scanned ${report.blobs.scanned}, uploads scanned ${report.uploads.scanned}`,
-    `${verb}: ${report.manifests.removed.length} manifests, ${report.blobs.removed.length} blobs (${report.blobs.linksRemoved} links), ` +
+    `${verb}: ${report.tags.removed.length} tags, ${report.manifests.removed.length} manifests, ${report.blobs.removed.length} blobs (${report.blobs.linksRemoved} links), ` +
       `${report.uploads.removed.length} uploads; kept ${report.blobs.protected} unreferenced blobs younger than the grace period`,
     `bytes ${report.dryRun ? "that would be freed" : "freed"}: ${report.bytesFreed} (${formatBytes(report.bytesFreed)})`,
   );

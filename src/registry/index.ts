@@ -334,7 +334,7 @@ export type { Quota, QuotaLimits, QuotaOptions, QuotaUsage } from "./policy/quot
 export type { BlobCommit, ManifestDelete, ManifestPush, PendingWrite, PolicyRefusal, ReferencedBlob, RepositoryDelete, TagDelete, WritePolicy } from "./policy/write-policy.js";
 export { deleteRepository } from "./repository-delete.js";
 export type { DeleteRepositoryOptions, DeleteRepositoryReport } from "./repository-delete.js";
-export type { GcOptions, GcReport } from "./gc/index.js";
+export type { GcOptions, GcReport, RetentionRule } from "./gc/index.js";
 export { verifyBlobs } from "./verify.js";
 export { tagDetails } from "./tag-details.js";
 export type { TagDetail, TagDetailsOptions, TagDetailsPage } from "./tag-details.js";

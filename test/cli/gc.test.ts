@@ -88,7 +88,7 @@ describe("registry-kit gc", () => {
     const real = io();
     expect(await main(["gc"], real)).toBe(0);
     expect(real.lines).toContain(`removed blob ${orphan}`);
-    expect(real.lines.some((l) => l.startsWith("removed: 0 manifests, 1 blobs (1 links), 0 uploads"))).toBe(true);
+    expect(real.lines.some((l) => l.startsWith("removed: 0 tags, 0 manifests, 1 blobs (1 links), 0 uploads"))).toBe(true);
     expect(real.lines.at(-1)).toBe("bytes freed: 13 (13 B)");
     expect(await present(blobFile(root, orphan))).toBe(false);
     expect(await present(blobFile(root, layer))).toBe(true);

@@ -36,7 +36,7 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
       "HealthCheckOptions", "HealthChecks", "HistogramSeries", "ImmutableTagPatterns", "ImmutableTags", "ManifestDelete",
       "ManifestPush", "Metrics", "PendingWrite", "PolicyRefusal", "PullThroughOptions", "PullThroughUpstream",
       "QuarantineInfo", "Quota", "QuotaLimits", "QuotaOptions", "QuotaUsage", "ReferencedBlob", "RegistryEvent", "RegistryHandler", "RegistryLimits", "RegistryOptions",
-      "RemoveAbandonedUploadsOptions", "RemoveAbandonedUploadsReport", "RepositoryDelete", "TagDelete", "TagDetail", "TagDetailsOptions",
+      "RemoveAbandonedUploadsOptions", "RemoveAbandonedUploadsReport", "RepositoryDelete", "RetentionRule", "TagDelete", "TagDetail", "TagDetailsOptions",
       "TagDetailsPage", "Upstream", "UpstreamBlob", "UpstreamManifest", "UpstreamManifestHead", "VerifyError",
       "VerifyMismatch", "VerifyOptions",
       "VerifyProgress", "VerifyReport", "WritePolicy",

@@ -5,14 +5,16 @@
  * phases, each in its own module over the run's state (`state.ts`):
  *
  * 1. **Scan** (`scan.ts`): walk `repositories/` into a model.
- * 2. **Mark** (`mark.ts`): the kept revisions and every blob they reference.
- * 3. **Sweep manifests** (`sweep.ts`, `removeUntagged` only).
- * 4. **Mark again** (`mark.ts`): revisions and links that appeared while the
+ * 2. **Retention** (`retention.ts`): remove the tags no rule keeps.
+ * 3. **Mark** (`mark.ts`): the kept revisions and every blob they reference.
+ * 4. **Sweep manifests** (`sweep.ts`; with `removeUntagged`, or where a
+ *    retention rule applies); an emptied repository leaves the catalog.
+ * 5. **Mark again** (`mark.ts`): revisions and links that appeared while the
  *    sweep ran, so a push that finished meanwhile keeps its blobs.
- * 5. **Sweep blobs** (`sweep.ts`): a blob whose data or any repository link
+ * 6. **Sweep blobs** (`sweep.ts`): a blob whose data or any repository link
  *    is younger than the grace period is never deleted; that covers blobs
  *    uploaded or mounted for a manifest that is not pushed yet.
- * 6. **Sweep uploads** (`sweep.ts`) last written more than the upload maximum
+ * 7. **Sweep uploads** (`sweep.ts`) last written more than the upload maximum
  *    age ago; younger ones are never touched.
  *
  * @module
@@ -22,10 +24,12 @@ import { silent, type LogHook } from "../../http/log.js";
 import { checked, type StorageDriver } from "../../storage/driver.js";
 import { markNewRevisions, markReachable } from "./mark.js";
 import { scanRepositories } from "./scan.js";
+import { applyRetention, compileRetention, type RetentionRule } from "./retention.js";
 import { newRun, type GcReport } from "./state.js";
 import { sweepBlobs, sweepManifests, sweepUploads } from "./sweep.js";
 
 export type { GcReport } from "./state.js";
+export type { RetentionRule } from "./retention.js";
 
 /** Options of {@link collectGarbage}. */
 export interface GcOptions {
@@ -33,6 +37,14 @@ export interface GcOptions {
   dryRun?: boolean;
   /** Also remove manifests no tag references (directly or as an index child or a referrer). Default false. */
   removeUntagged?: boolean;
+  /**
+   * Retention rules (docs/policies.md): in the repositories a rule applies to,
+   * the tags no rule keeps are removed first, then the manifests left untagged
+   * (as with `removeUntagged`) and their blobs. Default: none.
+   */
+  retention?: readonly RetentionRule[];
+  /** Tags retention never removes, e.g. `immutableTags(…).protects`. Default: none. */
+  protectTag?: (repository: string, tag: string) => boolean;
   /** Blobs, links and manifests younger than this are never removed. Default 3600 (one hour). */
   gracePeriodSeconds?: number;
   /** Uploads whose object was last written longer ago than this are removed. Default 7 days, the registry's default. */
@@ -61,14 +73,17 @@ export async function collectGarbage(driver: StorageDriver, options: GcOptions =
   const run = newRun(checked(driver), {
     dryRun: options.dryRun ?? false,
     removeUntagged: options.removeUntagged ?? false,
+    retention: compileRetention(options.retention ?? [], now),
+    protectTag: options.protectTag ?? (() => false),
     log: options.log ?? silent,
     fresh: (modified) => modified !== undefined && modified.getTime() > graceCutoff,
     uploadCutoff: now - (options.uploadMaxAgeSeconds ?? 7 * 24 * 3600) * 1000,
   });
 
   await scanRepositories(run);
+  await applyRetention(run);
   await markReachable(run);
-  if (run.removeUntagged) await sweepManifests(run);
+  await sweepManifests(run);
   // A dry run deletes nothing, so what a push adds meanwhile is at no risk.
   if (!run.dryRun) await markNewRevisions(run);
   await sweepBlobs(run);
@@ -79,12 +94,13 @@ export async function collectGarbage(driver: StorageDriver, options: GcOptions =
   run.log({
     level: "info",
     msg: run.dryRun ? "gc dry run done" : "gc done",
+    tags: report.tags.removed.length,
     manifests: report.manifests.removed.length,
     blobs: report.blobs.removed.length,
     uploads: report.uploads.removed.length,
     bytes: report.bytesFreed,
   });
-  const counts = { dryRun: run.dryRun, manifests: report.manifests.removed.length, blobs: report.blobs.removed.length, uploads: report.uploads.removed.length, bytesFreed: report.bytesFreed };
+  const counts = { dryRun: run.dryRun, tags: report.tags.removed.length, manifests: report.manifests.removed.length, blobs: report.blobs.removed.length, uploads: report.uploads.removed.length, bytesFreed: report.bytesFreed };
   await eventEmitter({ onEvent: options.onEvent, log: run.log })(undefined, { action: "gc.completed", target: { report: counts } });
   return report;
 }

@@ -1,7 +1,7 @@
 /**
  * What is reachable: the kept manifest revisions and every blob they
- * reference. Roots are every revision, or with `removeUntagged` the tagged
- * ones, the ones younger than the grace period and, until nothing changes, the
+ * reference. Roots are every revision, or with `removeUntagged` (and in the
+ * repositories a retention rule applies to) the tagged ones, the ones younger than the grace period and, until nothing changes, the
  * referrers of kept subjects. A kept index keeps its children recursively.
  *
  * @module
@@ -10,13 +10,13 @@ import type { Digest } from "../../oci/digest.js";
 import { manifestRevision, parseKey, type ManifestMeta } from "../layout.js";
 import { storedReferences } from "../manifest-references.js";
 import { eachKey, mapLimited, readJson } from "../storage-io.js";
-import { addLink, CONCURRENCY, repository, revisionId, type GcRun, type Repository } from "./state.js";
+import { addLink, CONCURRENCY, repository, revisionId, untaggedGo, type GcRun, type Repository } from "./state.js";
 
 /** Mark the roots of every repository and what they reference. */
 export async function markReachable(run: GcRun): Promise<void> {
   for (const repo of run.repos.values()) {
     const revisions = [...repo.revisions.values()];
-    if (!run.removeUntagged) {
+    if (!untaggedGo(run, repo.name)) {
       await mapLimited(revisions, CONCURRENCY, (d) => keep(run, repo, d));
       continue;
     }

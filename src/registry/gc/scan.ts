@@ -34,10 +34,17 @@ export async function scanRepositories(run: GcRun): Promise<void> {
   }
 }
 
-/** The digests every tag of `repo` points at now (read again, for the checks around a removal). */
-export async function currentTags(storage: StorageDriver, repo: string): Promise<Set<string>> {
+/**
+ * The digests every tag of `repo` points at now (read again, for the checks
+ * around a removal), leaving out the tags `retired` names (`<repo>:<tag>`:
+ * those a dry run's retention would have removed).
+ */
+export async function currentTags(storage: StorageDriver, repo: string, retired: ReadonlySet<string> = new Set()): Promise<Set<string>> {
   const keys: string[] = [];
-  for await (const key of eachKey(storage, tagsPrefix(repo))) keys.push(key);
+  for await (const key of eachKey(storage, tagsPrefix(repo))) {
+    const parsed = parseKey(key);
+    if (!(parsed.kind === "tagLink" && retired.has(`${repo}:${parsed.tag}`))) keys.push(key);
+  }
   const values = await mapLimited(keys, CONCURRENCY, (key) => readText(storage, key));
   return new Set(values.flatMap((v) => (v === undefined ? [] : [v.trim()])));
 }

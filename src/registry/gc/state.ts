@@ -9,6 +9,7 @@ import type { LogHook } from "../../http/log.js";
 import type { StorageDriver } from "../../storage/driver.js";
 import type { Digest } from "../../oci/digest.js";
 import type { ManifestMeta } from "../layout.js";
+import type { CompiledRule } from "./retention.js";
 
 /** Storage round trips in flight at once. */
 export const CONCURRENCY = 16;
@@ -19,6 +20,11 @@ export interface GcReport {
   dryRun: boolean;
   /** Repositories seen under `repositories/`. */
   repositories: number;
+  /** Tags retention removed. */
+  tags: {
+    /** `<repository>:<tag>` of each tag removed. */
+    removed: string[];
+  };
   /** Manifest revisions. */
   manifests: {
     /** Revisions examined (over all repositories). */
@@ -67,7 +73,14 @@ export interface Repository {
 export interface GcRun {
   storage: StorageDriver;
   dryRun: boolean;
+  /** Remove untagged manifests in every repository (`removeUntagged`). */
   removeUntagged: boolean;
+  /** Retention rules (retention.ts); a repository one applies to loses its untagged manifests too. */
+  retention: CompiledRule[];
+  /** Tags retention never removes (immutable ones). */
+  protectTag: (repository: string, tag: string) => boolean;
+  /** `<repository>:<tag>` of the tags retention removed (or would, in a dry run). */
+  retired: Set<string>;
   log: LogHook;
   /** True when `modified` is within the grace period (such objects are never removed). */
   fresh: (modified: Date | undefined) => boolean;
@@ -89,13 +102,15 @@ export interface GcRun {
 }
 
 /** A new run with an empty model and report. */
-export function newRun(storage: StorageDriver, settings: Pick<GcRun, "dryRun" | "removeUntagged" | "log" | "fresh" | "uploadCutoff">): GcRun {
+export function newRun(storage: StorageDriver, settings: Pick<GcRun, "dryRun" | "removeUntagged" | "retention" | "protectTag" | "log" | "fresh" | "uploadCutoff">): GcRun {
   return {
     storage,
     ...settings,
+    retired: new Set(),
     report: {
       dryRun: settings.dryRun,
       repositories: 0,
+      tags: { removed: [] },
       manifests: { scanned: 0, removed: [] },
       blobs: { scanned: 0, removed: [], protected: 0, linksRemoved: 0, bytes: 0 },
       uploads: { scanned: 0, removed: [], bytes: 0 },
@@ -108,6 +123,11 @@ export function newRun(storage: StorageDriver, settings: Pick<GcRun, "dryRun" | 
     removedRevisions: new Set(),
     metas: new Map(),
   };
+}
+
+/** Whether the untagged manifests of `name` go in this run: everywhere with `removeUntagged`, else where a retention rule applies. */
+export function untaggedGo(run: GcRun, name: string): boolean {
+  return run.removeUntagged || run.retention.some((r) => r.repository(name));
 }
 
 /** The key of a revision in the run's sets: repository and digest. */

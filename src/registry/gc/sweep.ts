@@ -19,18 +19,24 @@ import { eachKey, mapLimited, writeJson } from "../storage-io.js";
 import { keep, metaOf } from "./mark.js";
 import { currentTags } from "./scan.js";
 import { CONCURRENCY, revisionId, type GcRun, type Repository } from "./state.js";
+import { forgetIfEmpty } from "../repository-delete.js";
 
-/** Remove the revisions the mark did not keep (only called with `removeUntagged`). */
+/** Remove the revisions the mark did not keep; a repository left without any leaves the catalog. */
 export async function sweepManifests(run: GcRun): Promise<void> {
   for (const repo of run.repos.values()) {
     const doomed = [...repo.revisions.values()].filter((d) => !run.keptRevisions.has(revisionId(repo.name, d)));
-    if (doomed.length > 0) await sweepRepositoryManifests(run, repo, doomed);
+    if (doomed.length === 0) continue;
+    await sweepRepositoryManifests(run, repo, doomed);
+    if (!run.dryRun && (await forgetIfEmpty(run.storage, repo.name))) {
+      run.log({ level: "info", msg: "gc removed an emptied repository from the catalog", repository: repo.name });
+    }
   }
 }
 
 async function sweepRepositoryManifests(run: GcRun, repo: Repository, doomed: Digest[]): Promise<void> {
   const { storage, dryRun, log } = run;
-  let tagged = await currentTags(storage, repo.name);
+  const retired = dryRun ? run.retired : undefined;
+  let tagged = await currentTags(storage, repo.name, retired);
   for (const digest of doomed) {
     const key = manifestRevision(repo.name, digest);
     if (tagged.has(digest.value) || run.fresh((await storage.stat(key))?.modified)) continue; // pushed again meanwhile
