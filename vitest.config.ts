@@ -28,6 +28,7 @@ const SYSTEM = [
   // the real CLI or server as a child process, killed with SIGKILL
   "test/crash/**/*.test.ts",
   "test/cli/gc.test.ts",
+  "test/cli/lifecycle.test.ts",
   "test/cli/serve.test.ts",
   "test/cli/serve-debug.test.ts",
   "test/cli/serve-tls.test.ts",

@@ -9,6 +9,7 @@ import { collectGarbage, type GcReport } from "../registry/gc/index.js";
 import { expireCachedTags } from "../registry/index.js";
 import { describeStorage, openStorage } from "../server/all-in-one.js";
 import { formatBytes, loadCommandConfig } from "./command-support.js";
+import { configuredPolicies, gcSettings } from "../server/all-in-one-policy.js";
 import type { AllInOneConfig } from "../server/config.js";
 import type { CliIo } from "./main.js";
 
@@ -16,7 +17,9 @@ export const GC_USAGE = `Usage: registry-kit gc [--dry-run] [--remove-untagged] 
 
 Removes the blobs no manifest references and uploads abandoned for longer
 than 7 days from the storage that \`registry-kit serve [CONFIG]\` uses (same
-CONFIG, same environment). Safe while the server runs.
+CONFIG, same environment). Safe while the server runs. The retention rules of
+CONFIG (registrykit.retention) remove tags first, never an immutable one
+(registrykit.policy.immutabletags); --dry-run lists what they would remove.
 
   --dry-run            report what would be removed, remove nothing
   --remove-untagged    also remove manifests no tag references (index children
@@ -77,7 +80,8 @@ export async function gcCommand(args: string[], io: CliIo): Promise<number> {
       const expired = await expireCachedTags(storage, { prefixes, olderThanSeconds: expireCachedSeconds, dryRun });
       for (const tag of expired.expired) io.out(`${dryRun ? "would expire" : "expired"} cached tag ${tag}`);
     }
-    report = await collectGarbage(storage, { dryRun, removeUntagged, gracePeriodSeconds });
+    // The retention rules and the immutable tags of the configuration apply, as in the server's scheduled GC.
+    report = await collectGarbage(storage, { dryRun, removeUntagged, gracePeriodSeconds, ...gcSettings(config, configuredPolicies(config, () => {})) });
   } catch (error) {
     io.err(`registry-kit gc: failed: ${error instanceof Error ? error.message : String(error)}`);
     return 1;

@@ -15,10 +15,14 @@ import { ConfigError, parseConfigText, resolveConfig, type AllInOneConfig } from
 import { gcCommand } from "./gc.js";
 import { cliLogHook } from "./log.js";
 import { verifyCommand } from "./verify.js";
+import { usersCommand } from "./users.js";
+import { repositoriesCommand } from "./repositories.js";
 
 const USAGE = `Usage: registry-kit serve [CONFIG]
        registry-kit gc [--dry-run] [--remove-untagged] [CONFIG]   (see registry-kit gc --help)
        registry-kit verify [--quarantine] [--dry-run] [--json] [CONFIG]   (see registry-kit verify --help)
+       registry-kit users list|add|passwd|admin|delete …   (see registry-kit users --help)
+       registry-kit repositories delete NAME [--force] [CONFIG] | quotas [CONFIG]
 
 Runs a container registry (/v2/), its token service (/service/token) and the
 user-management API (/api/users) on one origin.
@@ -62,6 +66,8 @@ export async function main(argv: string[], io: CliIo = defaultIo()): Promise<num
   }
   if (command === "gc") return gcCommand(rest, io);
   if (command === "verify") return verifyCommand(rest, io);
+  if (command === "users") return usersCommand(rest, io);
+  if (command === "repositories") return repositoriesCommand(rest, io);
   if (command !== "serve" || rest.length > 1 || rest.some((a) => a.startsWith("-"))) {
     io.err(USAGE);
     return 2;

@@ -37,18 +37,19 @@ export interface ManagementBearer {
   keys: KeyProvider;
 }
 
+/** Who calls the management API: Basic against the store, and our token service's Bearer tokens when given. */
+export function managementAuthenticator(users: UserStore, bearer: ManagementBearer | undefined, scrypt?: Partial<ScryptParams>): Authenticator {
+  const basic = basicAuthenticator(storeCredentialCheck(users, scrypt ? { scrypt } : {}));
+  if (!bearer) return basic;
+  const verifier = createTokenVerifier({ issuer: bearer.issuer, audience: bearer.audience, keys: bearer.keys });
+  return anyAuthenticator(basic, bearerAuthenticator(async (token) => (await verifier.verify(token)).claims, users));
+}
+
 /** The management API's route, `<prefix>/users` and everything under it. */
 export function usersRoute(
   config: UsersConfig, users: UserStore, bearer: ManagementBearer | undefined, log: LogHook, metrics?: Metrics, onEvent?: EventHook, scrypt?: Partial<ScryptParams>,
 ): Route {
-  let authenticate: Authenticator | undefined;
-  if (bearer) {
-    const verifier = createTokenVerifier({ issuer: bearer.issuer, audience: bearer.audience, keys: bearer.keys });
-    authenticate = anyAuthenticator(
-      basicAuthenticator(storeCredentialCheck(users, scrypt ? { scrypt } : {})),
-      bearerAuthenticator(async (token) => (await verifier.verify(token)).claims, users),
-    );
-  }
+  const authenticate = bearer ? managementAuthenticator(users, bearer, scrypt) : undefined;
   const service = createUserService({
     store: users, prefix: config.prefix, selfRegistration: config.selfRegistration, authMode: "db", log,
     ...(authenticate ? { authenticate } : {}),

@@ -9,6 +9,7 @@
  * | `/v2`, `/v2/…` | the registry |
  * | `registrykit.tokenservice.path` (default `/service/token`) | the token service, when enabled |
  * | `<registrykit.users.prefix>/users…` (default `/api/users`) | the management API, when enabled |
+ * | `<registrykit.users.prefix>/quotas`, `…/repositories/NAME` | its administration routes (all-in-one-admin.ts) |
  * | `registrykit.ui.prefix` (default `/ui`) and below | the web page, when users and the token service are on |
  * | anything else | 404 |
  *
@@ -29,7 +30,9 @@ import { startJobs } from "./all-in-one-jobs.js";
 import { pathRoute, routeHandler, type Route } from "./all-in-one-routes.js";
 import type { AllInOne, AllInOneInfo, AllInOneOptions } from "./all-in-one-types.js";
 import { uiRoute } from "./all-in-one-ui.js";
-import { bootstrapFirstAdmin, usersRoute } from "./all-in-one-users.js";
+import { bootstrapFirstAdmin, managementAuthenticator, usersRoute } from "./all-in-one-users.js";
+import { adminRoute } from "./all-in-one-admin.js";
+import { configuredPolicies, startScheduledGc } from "./all-in-one-policy.js";
 import type { AllInOneConfig } from "./config.js";
 import { loadOrCreateUploadSecret } from "./key-material.js";
 import { registryUpstream } from "../client/index.js";
@@ -68,6 +71,7 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
     ? createNotifier({ storage, endpoints: config.notifications.endpoints, includeReferences: config.notifications.includeReferences, log })
     : undefined;
   const hooks = [...(notifier ? [notifier] : []), ...(options.onEvent === undefined ? [] : [options.onEvent].flat())];
+  const policies = configuredPolicies(config, log);
 
   const registry = createRegistry({
     storage,
@@ -81,6 +85,7 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
     ...(metrics ? { metrics } : {}),
     ...(config.proxy ? { pullThrough: pullThroughOf(config.proxy) } : {}),
     ...(hooks.length > 0 ? { onEvent: hooks } : {}),
+    ...(policies.all.length > 0 ? { policies: policies.all } : {}),
   });
   // Bearer tokens for the management API: only from our own token service.
   const bearerAudience = config.tokenService && token && config.auth && users ? managementAudience(config.auth.service) : undefined;
@@ -93,6 +98,7 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
     const bearer = bearerAudience && token && config.auth ? { audience: bearerAudience, issuer: config.auth.issuer, keys: token.keys } : undefined;
     const usersApi = usersRoute(config.users, users, bearer, log, metrics, options.onEvent, options.scrypt);
     routes.push(usersApi);
+    routes.push(adminRoute({ prefix: config.users.prefix, storage, users, authenticate: managementAuthenticator(users, bearer, options.scrypt), policies, log }));
     if (config.ui && token && bearer) {
       routes.push(uiRoute(config.ui.prefix, { config, storage, users, keys: token.keys, registry, usersHandler: usersApi.handler, uploadSecret: uploadSecret.value, scrypt: options.scrypt }));
     }
@@ -101,6 +107,7 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
 
   // Started last, so that a failed start-up leaves no timer behind.
   const jobs = startJobs(storage, config, log);
+  const scheduledGc = startScheduledGc(storage, config, policies, log, metrics);
   observed.start();
   notifier?.start();
   return {
@@ -108,6 +115,7 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
     ...(observed.debugHandler ? { debugHandler: observed.debugHandler } : {}),
     close: async () => {
       observed.stop();
+      await scheduledGc?.stop();
       await jobs.stop();
       await notifier?.close();
       await storage.close?.();

@@ -137,6 +137,10 @@ export const SCHEMA: KeySpec = {
     ui: { enabled: "ok", prefix: "ok" },
     uploads: { peruser: "ok", perrepository: "ok", bytesperuser: "ok", bytesperrepository: "ok" },
     proxy: { upstreams: "any" },
+    // Checked by value in config-policy.ts: lists and maps of globs, rules with their own keys.
+    policy: { immutabletags: "ok", quotas: "ok" },
+    retention: "ok",
+    gc: { enabled: "ok", interval: "ok", removeuntagged: "ok", graceperiod: "ok", dryrun: "ok" },
   },
 };
 

@@ -11,6 +11,8 @@ import type { UploadsConfig } from "./config-uploads.js";
 import type { ProxyUpstreamConfig } from "./config-proxy.js";
 import type { NotificationsConfig } from "./config-notifications.js";
 import type { VerifyScheduleConfig } from "./config-verify.js";
+import type { GcScheduleConfig, PolicyConfig } from "./config-policy.js";
+import type { RetentionRule } from "../registry/index.js";
 
 /** The registry's Basic authentication against an htpasswd file (`auth.htpasswd`). */
 export interface HtpasswdAuthConfig {
@@ -210,6 +212,12 @@ export interface AllInOneConfig {
   proxy?: ProxyUpstreamConfig[];
   /** Webhook notifications (`notifications.endpoints`); absent when none is configured. */
   notifications?: NotificationsConfig;
+  /** Write policies (`registrykit.policy`: immutable tags, quotas); absent when none. */
+  policy?: PolicyConfig;
+  /** Retention rules (`registrykit.retention`), applied by every garbage collection; absent when none. */
+  retention?: RetentionRule[];
+  /** Scheduled garbage collection (`registrykit.gc`); absent: not run by the server. */
+  gc?: GcScheduleConfig;
 }
 
 /** What `resolveConfig()` needs. */

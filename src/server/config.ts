@@ -22,6 +22,7 @@ import { resolveVerifySchedule } from "./config-verify.js";
 import { resolveUploads } from "./config-uploads.js";
 import { resolveProxy } from "./config-proxy.js";
 import { resolveNotifications } from "./config-notifications.js";
+import { resolveGcSchedule, resolvePolicy, resolveRetention } from "./config-policy.js";
 
 export { ConfigError } from "./config-values.js";
 export type { CliLogLevel } from "./config-values.js";
@@ -29,6 +30,7 @@ export type { VerifyScheduleConfig } from "./config-verify.js";
 export type { UploadsConfig } from "./config-uploads.js";
 export type { ProxyUpstreamConfig } from "./config-proxy.js";
 export type { NotificationsConfig } from "./config-notifications.js";
+export type { GcScheduleConfig, PolicyConfig } from "./config-policy.js";
 
 export type {
   AllInOneConfig, HtpasswdAuthConfig, HttpTlsConfig, ResolveInput, Resolved, S3StorageConfig, TokenAuthConfig, TokenServiceConfig, UiConfig, UsersConfig,
@@ -128,6 +130,12 @@ export function resolveConfig(input: ResolveInput): Resolved {
   };
   const proxy = resolveProxy(reader);
   if (proxy) config.proxy = proxy;
+  const policy = resolvePolicy(reader);
+  if (policy) config.policy = policy;
+  const retention = resolveRetention(reader);
+  if (retention) config.retention = retention;
+  const gc = resolveGcSchedule(reader);
+  if (gc) config.gc = gc;
   checkPaths(config, named);
   if (config.http.tls && config.http.h2c) warnings.push("http.h2c.enabled: no effect with http.tls (HTTP/2 over TLS is negotiated by ALPN; see http.http2.disabled)");
   if (!config.auth && !config.htpasswd) warnings.push("auth: no authentication configured; anyone who can reach the server can push and pull");

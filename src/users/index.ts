@@ -21,6 +21,8 @@ export type { UserService, UserServiceOptions } from "./service.js";
 export { anyAuthenticator, basicAuthenticator, bearerAuthenticator } from "./authenticate.js";
 export type { Authenticator, BearerVerifier } from "./authenticate.js";
 export { bootstrapAdmin } from "./bootstrap.js";
+export { createAccount, deleteAccount, listAccounts, resetPassword, setAdministrator } from "./accounts.js";
+export type { AccountOptions, NewAccount } from "./accounts.js";
 export type { BootstrapAdmin } from "./bootstrap.js";
 export { USER_ERROR_STATUS } from "./errors.js";
 export type { UserErrorCode, UserErrorEntry } from "./errors.js";

@@ -66,12 +66,12 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
     values: [
       "DEFAULT_PASSWORD_POLICY", "DEFAULT_SCRYPT", "MAX_PASSWORD_LENGTH", "MAX_USER_ID",
       "USERNAME_LENGTH", "USERNAME_PATTERN", "USER_ERROR_STATUS", "UserStoreError",
-      "anyAuthenticator", "basicAuthenticator", "bearerAuthenticator", "bootstrapAdmin",
-      "createUserService", "hashPassword", "memoryUserStore", "needsRehash", "storageUserStore",
-      "storeCredentialCheck", "verifyPassword",
+      "anyAuthenticator", "basicAuthenticator", "bearerAuthenticator", "bootstrapAdmin", "createAccount",
+      "createUserService", "deleteAccount", "hashPassword", "listAccounts", "memoryUserStore", "needsRehash", "resetPassword",
+      "setAdministrator", "storageUserStore", "storeCredentialCheck", "verifyPassword",
     ],
     types: [
-      "Authenticator", "BearerVerifier", "BootstrapAdmin", "MemoryUserStoreOptions", "NewUser",
+      "AccountOptions", "Authenticator", "BearerVerifier", "BootstrapAdmin", "MemoryUserStoreOptions", "NewAccount", "NewUser",
       "PasswordPolicy", "PublicUser", "ScryptParams", "StorageUserStoreOptions",
       "StoreCredentialCheck", "StoreCredentialCheckOptions", "UserErrorCode", "UserErrorEntry",
       "UserPage", "UserPatch", "UserQuery", "UserRecord", "UserService", "UserServiceOptions",
@@ -160,8 +160,8 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
       "ConfigError", "createAllInOne", "managementAudience", "parseConfigText", "resolveConfig",
     ],
     types: [
-      "AllInOne", "AllInOneConfig", "AllInOneInfo", "AllInOneOptions", "CliLogLevel", "HtpasswdAuthConfig", "HttpTlsConfig",
-      "ProxyUpstreamConfig", "ResolveInput", "Resolved", "S3StorageConfig", "TokenAuthConfig", "TokenServiceConfig", "UiConfig",
+      "AllInOne", "AllInOneConfig", "AllInOneInfo", "AllInOneOptions", "CliLogLevel", "GcScheduleConfig", "HtpasswdAuthConfig", "HttpTlsConfig",
+      "PolicyConfig", "ProxyUpstreamConfig", "ResolveInput", "Resolved", "S3StorageConfig", "TokenAuthConfig", "TokenServiceConfig", "UiConfig",
       "UploadsConfig",
       "UsersConfig", "VerifyScheduleConfig",
     ],
