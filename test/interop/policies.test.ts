@@ -1,0 +1,132 @@
+/**
+ * Policies with real clients against `registry-kit serve` (token service and
+ * users on): skopeo and podman pushing over an immutable tag are refused with
+ * the policy's message printed; a push past a quota fails mid-push (the
+ * layers went up, the manifest PUT is refused) and `registry-kit gc` then
+ * reclaims the orphaned blobs; a podman push whose layer alone is past the
+ * quota is refused at that layer; `registry-kit users passwd` resets the
+ * administrator's password and skopeo logs in with the new one.
+ */
+import { randomBytes } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stringify } from "yaml";
+import { containersSandbox, type ContainersSandbox } from "./helpers/containers.js";
+import { buildTestImage, type TestImage } from "./helpers/image.js";
+import { describeRun, freePort, run, startBackground, tempDir, waitFor, type Background } from "./helpers/process.js";
+import { skopeoSandbox, type SkopeoSandbox } from "./helpers/skopeo.js";
+
+const BIN = fileURLToPath(new URL("../../bin/registry-kit.mjs", import.meta.url));
+const QUOTA = 200_000;
+
+describe("write policies with skopeo and podman", () => {
+  const work = tempDir("policies");
+  const admin = { username: "admin", password: `Pw1-${randomBytes(9).toString("base64url")}` };
+  let configPath = "";
+  let skopeo: SkopeoSandbox;
+  let containers: ContainersSandbox;
+  let server: Background | undefined;
+  let url = "";
+  let host = "";
+  let first: TestImage;
+  let second: TestImage;
+
+  beforeAll(async () => {
+    skopeo = skopeoSandbox();
+    containers = containersSandbox("policies");
+    const port = await freePort();
+    url = `http://127.0.0.1:${port}`;
+    host = `127.0.0.1:${port}`;
+    configPath = join(work.path, "config.yml");
+    writeFileSync(configPath, stringify({
+      version: 0.1,
+      log: { accesslog: { disabled: true } },
+      http: { addr: host },
+      storage: { filesystem: { rootdirectory: join(work.path, "data", "registry") }, delete: { enabled: true } },
+      registrykit: {
+        keydirectory: join(work.path, "data", "keys"),
+        tokenservice: {},
+        users: { admin: { password: admin.password } },
+        policy: { immutabletags: ["v*"], quotas: { "small/*": QUOTA } },
+      },
+    }));
+    first = buildTestImage(join(work.path, "first"), { sizes: [2048] });
+    // Two layers that each fit the quota alone, but not together (random bytes do not compress).
+    second = buildTestImage(join(work.path, "second"), { sizes: [120_000, 110_000] });
+    const proc = startBackground(process.execPath, [BIN, "serve", configPath], { cwd: work.path, env: { NODE_ENV: "production" } });
+    server = proc;
+    await waitFor(`registry-kit serve to answer ${url}/v2/`, async () => {
+      if (proc.exited()) throw new Error(`registry-kit serve exited:\n${proc.output()}`);
+      const res = await fetch(`${url}/v2/`);
+      await res.arrayBuffer();
+      return res.status === 401;
+    }, 60_000, () => proc.output());
+  });
+  afterAll(async () => {
+    await server?.stop();
+    skopeo?.remove();
+    containers?.remove();
+    work.remove();
+  });
+
+  const log = () => `--- registry-kit serve output ---\n${server?.output().slice(-6000)}`;
+  const cli = (args: string[], input?: string) => run(process.execPath, [BIN, ...args, configPath], { cwd: work.path, ...(input === undefined ? {} : { input }), timeoutMs: 60_000 });
+
+  it("skopeo and podman cannot move an immutable tag; they print the policy's message", async () => {
+    const v1 = `docker://${host}/team/app:v1`;
+    const push = await skopeo.copy(first.ref, v1, { destCreds: admin });
+    expect(push.code, `${describeRun(push)}\n${log()}`).toBe(0);
+    // The same image again is fine.
+    expect((await skopeo.copy(first.ref, v1, { destCreds: admin })).code).toBe(0);
+    const moved = await skopeo.copy(second.ref, v1, { destCreds: admin });
+    expect(moved.code).not.toBe(0);
+    expect(moved.stderr).toContain(`denied: tag v1 of team/app is immutable: it points at ${first.manifestDigest} and cannot be moved to ${second.manifestDigest}`);
+
+    await containers.buildScratchImage("localhost/policies/other:latest", { "/hello.txt": `hello ${randomBytes(8).toString("hex")}\n` });
+    const creds = `${admin.username}:${admin.password}`;
+    const podman = await containers.podman(["push", "--tls-verify=false", "--creds", creds, "localhost/policies/other:latest", v1]);
+    expect(podman.code).not.toBe(0);
+    expect(podman.stderr).toMatch(new RegExp(`denied: tag v1 of team/app is immutable: it points at ${first.manifestDigest} and cannot be moved to sha256:[0-9a-f]{64}`));
+    const tags = await skopeo.raw(["list-tags", "--tls-verify=false", "--creds", creds, `docker://${host}/team/app`]);
+    expect(JSON.parse(tags.stdout).Tags).toEqual(["v1"]);
+    const pulled = await skopeo.inspectRaw(`docker://${host}/team/app:v1`, { creds: admin });
+    expect(pulled.equals(first.manifestBytes)).toBe(true);
+  });
+
+  it("a push past the quota fails at its manifest with usage and limit printed; gc reclaims the orphaned layers", async () => {
+    const push = await skopeo.copy(second.ref, `docker://${host}/small/big:latest`, { destCreds: admin });
+    expect(push.code).not.toBe(0);
+    expect(push.stderr).toMatch(/denied: quota exceeded for small\/\*: this manifest adds 2\d\d\.\d KiB to 0 B used of 195\.3 KiB/);
+    // Mid-push: the layers were accepted before the manifest was refused.
+    const admin64 = `Basic ${Buffer.from(`${admin.username}:${admin.password}`).toString("base64")}`;
+    const usage = (await (await fetch(`${url}/api/quotas`, { headers: { authorization: admin64 } })).json()) as { quotas: { namespace: string; used: number; limit: number }[] };
+    expect(usage.quotas).toEqual([{ namespace: "small/*", limit: QUOTA, used: 0, blobs: 0, repositories: 0 }]);
+    const gc = await cli(["gc", "--grace-period=0"]);
+    expect(gc.code, describeRun(gc)).toBe(0);
+    for (const layer of second.layers) expect(gc.stdout).toContain(`removed blob ${layer.digest}`);
+  });
+
+  it("podman's push of a layer alone past the quota is refused at that layer", async () => {
+    await containers.buildScratchImage("localhost/policies/huge:latest", { "/blob.bin": randomBytes(300_000).toString("base64") });
+    const creds = `${admin.username}:${admin.password}`;
+    const push = await containers.podman(["push", "--tls-verify=false", "--creds", creds, "localhost/policies/huge:latest", `docker://${host}/small/huge:v1`]);
+    expect(push.code).not.toBe(0);
+    expect(push.stderr).toMatch(/denied: quota exceeded for small\/\*: this blob adds 3\d\d\.\d KiB to 0 B used of 195\.3 KiB/);
+  });
+
+  it("registry-kit users passwd resets the administrator's password; skopeo logs in with it, not with the old one", async () => {
+    const fresh = `Pw2-${randomBytes(9).toString("base64url")}`;
+    const reset = await cli(["users", "passwd", "admin"], `${fresh}\n`);
+    expect(reset.code, describeRun(reset)).toBe(0);
+    expect(reset.stdout).toBe("password of admin changed\n");
+    const login = (password: string) => skopeo.raw(["login", "--tls-verify=false", "--authfile", skopeo.authfile, "-u", "admin", "-p", password, host]);
+    const old = await login(admin.password);
+    expect(old.code).not.toBe(0);
+    expect(old.stderr).toContain("invalid username/password");
+    const ok = await login(fresh);
+    expect(ok.code, describeRun(ok)).toBe(0);
+    expect(ok.stdout).toContain("Login Succeeded!");
+  });
+});
