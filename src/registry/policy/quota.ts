@@ -73,9 +73,12 @@ interface Namespace {
  * - the completion of a blob upload (and a mount) that alone would, so a push
  *   far too big fails at its first layer that does not fit; the bytes of
  *   blobs no manifest references yet are not usage, so the manifest PUT is
- *   the check that counts.
+ *   the check that counts. A blob is let through on the namespace's last
+ *   count when it is under 5 s old; a refusal is always confirmed by a fresh
+ *   recount.
  *
- * Pushes into one namespace are checked and stored one at a time per process.
+ * Manifest pushes into one namespace are checked and stored one at a time per
+ * process, each on a fresh recount.
  *
  * @example
  * ```ts
@@ -96,27 +99,35 @@ export function quota(limits: QuotaLimits, options: QuotaOptions = {}): Quota {
     async usage(storage, repository) {
       const chosen = repository === undefined ? namespaces : applying(repository);
       return mapLimited(chosen, 4, async (n) => {
-        const counted = await counter.count(storage, n.matches);
+        const counted = await counter.count(storage, n, false);
         return { namespace: n.glob, limit: n.limit, used: sum(counted.blobs), blobs: counted.blobs.size, repositories: counted.repositories };
       });
     },
     async check(write, storage) {
       if (write.action !== "push" && write.action !== "blob") return undefined;
+      const adding = write.action === "push"
+        ? [{ digest: write.digest, size: write.manifestSize }, ...write.references]
+        : [{ digest: write.digest, size: write.size }];
       for (const n of applying(write.repository)) {
-        const { blobs } = await counter.count(storage, n.matches);
-        const adding = write.action === "push"
-          ? [{ digest: write.digest, size: write.manifestSize }, ...write.references]
-          : [{ digest: write.digest, size: write.size }];
-        const added = new Map<string, number>();
-        for (const b of adding) if (!blobs.has(b.digest)) added.set(b.digest, b.size);
-        const used = sum(blobs);
-        const more = sum(added);
-        if (more > 0 && used + more > n.limit) return refusal(write, n, used, more);
+        // A blob passes on a recent count; only a refusal, or a manifest, needs a fresh one.
+        let over = exceeds(n, await counter.count(storage, n, write.action === "blob"), adding);
+        if (over && write.action === "blob") over = exceeds(n, await counter.count(storage, n, false), adding);
+        if (over) return refusal(write, n, over.used, over.more);
       }
       return undefined;
     },
-    serializeOn: (write) => (write.action === "push" || write.action === "blob" ? applying(write.repository).map((n) => `quota ${n.glob}`) : []),
+    // Manifests only: a blob's check is advisory (the manifest PUT is the one that counts) and need not wait.
+    serializeOn: (write) => (write.action === "push" ? applying(write.repository).map((n) => `quota ${n.glob}`) : []),
   };
+}
+
+/** The usage and what `adding` adds to it when that passes the limit; `undefined` when it fits or adds nothing. */
+function exceeds(n: Namespace, counted: Counted, adding: readonly { digest: string; size: number }[]): { used: number; more: number } | undefined {
+  const added = new Map<string, number>();
+  for (const b of adding) if (!counted.blobs.has(b.digest)) added.set(b.digest, b.size);
+  const used = sum(counted.blobs);
+  const more = sum(added);
+  return more > 0 && used + more > n.limit ? { used, more } : undefined;
 }
 
 function refusal(write: PendingWrite, n: Namespace, used: number, more: number): PolicyRefusal {
@@ -133,9 +144,21 @@ function sum(sizes: Map<string, number>): number {
   return total;
 }
 
-/** A cache of what is fixed for a digest, and the recount over it. */
+/** What a recount found. */
+interface Counted {
+  /** Unique blobs, digest → size. */
+  blobs: Map<string, number>;
+  /** Repositories holding a manifest. */
+  repositories: number;
+}
+
+/** How long a blob check may use the last count of its namespace. */
+const RECENT_MS = 5000;
+
+/** A cache of what is fixed for a digest, the recount over it, and each namespace's last count (for blob checks). */
 class UsageCounter {
   readonly #log: LogHook;
+  readonly #recent = new Map<string, { at: number; counted: Counted }>();
   /** Manifest digest → its own size and the blobs it references. */
   readonly #manifests = new Map<string, { size: number; blobs: string[] }>();
   /** Blob digest → stored size (absent: not stored). */
@@ -145,8 +168,17 @@ class UsageCounter {
     this.#log = log;
   }
 
+  /** The count of namespace `n`: a fresh recount, or with `recentOk` the last one when younger than {@link RECENT_MS}. */
+  async count(storage: StorageDriver, n: Namespace, recentOk: boolean): Promise<Counted> {
+    const last = this.#recent.get(n.glob);
+    if (recentOk && last && Date.now() - last.at < RECENT_MS) return last.counted;
+    const counted = await this.#recount(storage, n.matches);
+    this.#recent.set(n.glob, { at: Date.now(), counted });
+    return counted;
+  }
+
   /** The unique blobs (digest → size) the manifests of the matching repositories reference, and how many repositories hold one. */
-  async count(storage: StorageDriver, matches: (repository: string) => boolean): Promise<{ blobs: Map<string, number>; repositories: number }> {
+  async #recount(storage: StorageDriver, matches: (repository: string) => boolean): Promise<Counted> {
     const names: string[] = [];
     for await (const key of eachKey(storage, CATALOG_PREFIX)) {
       const parsed = parseKey(key);
