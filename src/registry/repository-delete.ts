@@ -67,7 +67,7 @@ const FOLDERS = ["_manifests/tags", "_manifests", "_referrers", "_layers", "_upl
 export async function deleteRepository(driver: StorageDriver, name: string, options: DeleteRepositoryOptions = {}): Promise<DeleteRepositoryReport> {
   if (!isValidName(name)) throw new RegistryError("NAME_INVALID", "invalid repository name", 400, { name: name.slice(0, 300) });
   const storage = checked(driver);
-  const base = tagsPrefix(name).slice(0, -"/_manifests/tags".length);
+  const base = repositoryBase(name);
   const counts = { tags: 0, manifests: 0, links: 0, uploads: 0 };
   const tags: string[] = [];
   for await (const key of eachKey(storage, tagsPrefix(name))) {
@@ -101,6 +101,19 @@ export async function deleteRepository(driver: StorageDriver, name: string, opti
 async function hasAny(storage: StorageDriver, base: string): Promise<boolean> {
   for (const folder of FOLDERS) if ((await storage.list(`${base}/${folder}`, { limit: 1 })).keys.length > 0) return true;
   return false;
+}
+
+/**
+ * Whether repository `name` still holds any object (a tag, manifest, referrer,
+ * blob link or upload). An emptied repository leaves the catalog but keeps its
+ * blob links until garbage collection; until then it still answers `tags/list`.
+ */
+export function repositoryHasObjects(storage: StorageDriver, name: string): Promise<boolean> {
+  return hasAny(storage, repositoryBase(name));
+}
+
+function repositoryBase(name: string): string {
+  return tagsPrefix(name).slice(0, -"/_manifests/tags".length);
 }
 
 /**

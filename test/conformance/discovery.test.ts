@@ -227,14 +227,22 @@ describe.each(MODES)("content discovery (auth $auth, deletes $deletes)", (mode) 
   });
 
   // Runs last: it deletes what the other tests list.
-  it("teardown: deleting the referrers and manifests empties the referrers and tags (deletes on), or is 405 and changes nothing (deletes off)", async () => {
+  it("teardown: deleting the referrers and manifests empties the referrers and makes the repository unknown (deletes on), or is 405 and changes nothing (deletes off)", async () => {
     for (const r of [indexReferrer, configA, layerA, configB, layerB, orphan]) await expectDelete(t, `/v2/${REPO}/manifests/${r.manifest.digest}`);
     for (const m of [tagged, subject]) await expectDelete(t, `/v2/${REPO}/manifests/${m.digest}`);
     for (const blob of [configs[0]!, configs[2]!, layer, blobA, blobB, content("{}")]) await expectDelete(t, `/v2/${REPO}/blobs/${blob.digest}`);
 
     const referrers = (await (await t.send("GET", `/v2/${REPO}/referrers/${subject.digest}`)).json()) as Index;
     expect(referrers.manifests).toHaveLength(mode.deletes ? 0 : 5);
-    const tags = (await (await t.send("GET", `/v2/${REPO}/tags/list`)).json()) as { tags: string[] };
-    expect(tags.tags).toEqual(mode.deletes ? [] : TAGS);
+    const list = await t.send("GET", `/v2/${REPO}/tags/list`);
+    if (mode.deletes) {
+      // Every manifest and blob link gone: the repository is unknown, and out of the catalog.
+      expect(list.status).toBe(404);
+      expect(((await list.json()) as { errors: { code: string }[] }).errors[0]!.code).toBe("NAME_UNKNOWN");
+      const catalog = (await (await t.send("GET", "/v2/_catalog")).json()) as { repositories: string[] };
+      expect(catalog.repositories).not.toContain(REPO);
+    } else {
+      expect(((await list.json()) as { tags: string[] }).tags).toEqual(TAGS);
+    }
   });
 });

@@ -72,7 +72,7 @@ describe("collectGarbage onEvent", () => {
     await collectGarbage(memoryStorage(), { dryRun: true, onEvent: (e) => void events.push(e) });
     await until(() => events.length === 1);
     expect(events[0]!.action).toBe("gc.completed");
-    expect(events[0]!.target.report).toEqual({ dryRun: true, manifests: 0, blobs: 0, uploads: 0, bytesFreed: 0 });
+    expect(events[0]!.target.report).toEqual({ dryRun: true, tags: 0, manifests: 0, blobs: 0, uploads: 0, bytesFreed: 0 });
     expect(events[0]!.request).toBeUndefined();
   });
 });
