@@ -12,7 +12,8 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { buildTestImage, readOciLayout, type TestImage } from "./helpers/image.js";
-import { describeRun, freePort, startBackground, tempDir, waitFor, type Background } from "./helpers/process.js";
+import { describeRun, freePort, tempDir, type Background } from "./helpers/process.js";
+import { challenges, startOnConfig } from "./helpers/same-config.js";
 import { skopeoSandbox, type SkopeoSandbox } from "./helpers/skopeo.js";
 
 const BIN = fileURLToPath(new URL("../../bin/registry-kit.mjs", import.meta.url));
@@ -43,14 +44,7 @@ describe("registry-kit serve with auth.htpasswd, with skopeo", () => {
       registrykit: { keydirectory: join(work.path, "data", "keys") },
     }));
     img = buildTestImage(join(work.path, "src"), { sizes: [4096, 150_000] });
-    const proc = startBackground(process.execPath, [BIN, "serve", configPath], { cwd: work.path, env: { NODE_ENV: "production" } });
-    server = proc;
-    await waitFor(`registry-kit serve to answer ${url}/v2/`, async () => {
-      if (proc.exited()) throw new Error(`registry-kit serve exited:\n${proc.output()}`);
-      const res = await fetch(`${url}/v2/`);
-      await res.arrayBuffer();
-      return res.status === 401;
-    }, 60_000, () => proc.output());
+    server = await startOnConfig("registry-kit", configPath, work.path, challenges(`${url}/v2/`));
   });
   afterAll(async () => {
     await server?.stop();

@@ -15,7 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { containersSandbox, type ContainersSandbox } from "./helpers/containers.js";
 import { buildTestImage, type TestImage } from "./helpers/image.js";
-import { describeRun, freePort, run, startBackground, tempDir, waitFor, type Background } from "./helpers/process.js";
+import { describeRun, freePort, run, tempDir, type Background } from "./helpers/process.js";
+import { challenges, startOnConfig } from "./helpers/same-config.js";
 import { skopeoSandbox, type SkopeoSandbox } from "./helpers/skopeo.js";
 
 const BIN = fileURLToPath(new URL("../../bin/registry-kit.mjs", import.meta.url));
@@ -55,14 +56,7 @@ describe("write policies with skopeo and podman", () => {
     first = buildTestImage(join(work.path, "first"), { sizes: [2048] });
     // Two layers that each fit the quota alone, but not together (random bytes do not compress).
     second = buildTestImage(join(work.path, "second"), { sizes: [120_000, 110_000] });
-    const proc = startBackground(process.execPath, [BIN, "serve", configPath], { cwd: work.path, env: { NODE_ENV: "production" } });
-    server = proc;
-    await waitFor(`registry-kit serve to answer ${url}/v2/`, async () => {
-      if (proc.exited()) throw new Error(`registry-kit serve exited:\n${proc.output()}`);
-      const res = await fetch(`${url}/v2/`);
-      await res.arrayBuffer();
-      return res.status === 401;
-    }, 60_000, () => proc.output());
+    server = await startOnConfig("registry-kit", configPath, work.path, challenges(`${url}/v2/`));
   });
   afterAll(async () => {
     await server?.stop();

@@ -75,3 +75,12 @@ export function started(url: string): () => Promise<boolean> {
     return res.status !== 503;
   };
 }
+
+/** A readiness probe: `url` answers 401 (a registry with auth that has started). */
+export function challenges(url: string): () => Promise<boolean> {
+  return async () => {
+    const res = await fetch(url);
+    await res.arrayBuffer();
+    return res.status === 401;
+  };
+}
