@@ -105,6 +105,23 @@ describe("pull-through cache, Bearer upstream", () => {
     expect(cached.headers.get("cache-status")).toContain("hit");
   });
 
+  it("sends a pull event for every manifest and blob served, fetched from the upstream or from the cache", async () => {
+    const { up, rec } = await bearerUpstream();
+    const image = await pushImage(up.open, "mirror/alpine", "3", "alpine");
+    const events: { action: string; target: { repository?: string; digest?: string; mediaType?: string } }[] = [];
+    const { registry } = proxy([{ prefix: "hub/", upstream: registryUpstream({ url: UP, fetch: rec.fetch, credentials: { username: "mirror", password: "Mirror-pass-1" } }), ttlSeconds: 3600 }], {
+      onEvent: (event) => void events.push(event as (typeof events)[number]),
+    });
+    const pulled = [await pullAll(registry, "hub/mirror/alpine", "3"), await pullAll(registry, "hub/mirror/alpine", "3")];
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    const doc = JSON.parse(image.manifest) as { config: { digest: string } };
+    const served = (p: (typeof pulled)[number]) => [sha256(new TextEncoder().encode(p.manifest)), ...p.blobs];
+    expect(events.filter((e) => e.action === "pull").map((e) => `${e.target.repository} ${e.target.digest}`)).toEqual(
+      [...served(pulled[0]!), ...served(pulled[1]!)].map((d) => `hub/mirror/alpine ${d}`),
+    );
+    expect(pulled[0]!.blobs).toEqual([doc.config.digest, image.layer]);
+  });
+
   it("refuses wrong upstream credentials as 502 and stores nothing", async () => {
     const { up, rec } = await bearerUpstream();
     await pushImage(up.open, "mirror/alpine", "3", "alpine");

@@ -15,6 +15,7 @@ import { RegistryError } from "../../oci/errors.js";
 import { createHasher } from "../../oci/hash.js";
 import { baseHeaders } from "../../oci/wire.js";
 import { getBlob, headBlob } from "../blobs.js";
+import { blobTarget, emitEvent } from "../events.js";
 import { blobData, layerLink, uploadData } from "../layout.js";
 import { digestHeaders } from "../responses.js";
 import { ensureRepository, exists } from "../storage-io.js";
@@ -86,6 +87,8 @@ export async function pullBlob(ctx: RegistryContext, pt: PullThrough, up: Resolv
     return marked(await getBlob(ctx, request, name, digest), "stored");
   }
   const headers = blobHeaders(digest, given.size);
+  // Served from the upstream's stream rather than by getBlob: the pull event is ours to send.
+  await emitEvent(ctx, request, "pull", () => blobTarget(request, name, digest.value, given.size ?? 0));
   return marked(new Response(verified(given.stream, digest, given.size), { status: 200, headers }), "stored");
 }
 
