@@ -22,6 +22,7 @@
  */
 import { createNotifier, type Notifier } from "../events/index.js";
 import { silent } from "../http/log.js";
+import { instrumentHandler } from "../http/metrics.js";
 import { createRegistry } from "../registry/index.js";
 import type { StorageDriver } from "../storage/driver.js";
 import { storageUserStore } from "../users/index.js";
@@ -89,18 +90,20 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
   });
   // Bearer tokens for the management API: only from our own token service.
   const bearerAudience = config.tokenService && token && config.auth && users ? managementAudience(config.auth.service) : undefined;
+  // Every route counted in the HTTP metrics under its own `handler` label, as the registry's and the users API's are.
+  const measured = (route: Route, label: string): Route => (metrics ? { ...route, handler: instrumentHandler(route.handler, metrics, label) } : route);
   const routes: Route[] = [pathRoute("/v2", registry, true)];
   if (config.tokenService && token && config.auth) {
     routes.push(tokenServiceRoute(config.tokenService, config.auth, token.keys, users, bearerAudience, log, metrics, options.onEvent, options.scrypt));
-    routes.push(jwksRoute(token.keys));
+    routes.push(measured(jwksRoute(token.keys), "jwks"));
   }
   if (users && config.users) {
     const bearer = bearerAudience && token && config.auth ? { audience: bearerAudience, issuer: config.auth.issuer, keys: token.keys } : undefined;
     const usersApi = usersRoute(config.users, users, bearer, log, metrics, options.onEvent, options.scrypt);
     routes.push(usersApi);
-    routes.push(adminRoute({ prefix: config.users.prefix, storage, users, authenticate: managementAuthenticator(users, bearer, options.scrypt), policies, log }));
+    routes.push(measured(adminRoute({ prefix: config.users.prefix, storage, users, authenticate: managementAuthenticator(users, bearer, options.scrypt), policies, log }), "admin"));
     if (config.ui && token && bearer) {
-      routes.push(uiRoute(config.ui.prefix, { config, storage, users, keys: token.keys, registry, usersHandler: usersApi.handler, uploadSecret: uploadSecret.value, scrypt: options.scrypt }));
+      routes.push(measured(uiRoute(config.ui.prefix, { config, storage, users, keys: token.keys, registry, usersHandler: usersApi.handler, uploadSecret: uploadSecret.value, scrypt: options.scrypt }), "ui"));
     }
   }
   const handler = observed.gate(routeHandler(routes, config.http.headers));

@@ -6,6 +6,7 @@ import { createAllInOne } from "../../src/server/all-in-one.js";
 import { ConfigError, parseConfigText, resolveConfig } from "../../src/server/config.js";
 import { StorageError, type StorageDriver } from "../../src/storage/index.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
+import { FAST } from "../users/helpers.js";
 import { valueOf } from "../util/prometheus-parse.js";
 
 let dir: string;
@@ -110,6 +111,26 @@ describe("createAllInOne with http.debug and health", () => {
       expect(vars.cmdline).toEqual(process.argv);
       expect(vars.memstats.rss).toBeGreaterThan(0);
       expect(vars.uptime_seconds).toBeGreaterThanOrEqual(0);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("counts the web page, the admin routes and the JWKS under their own handler labels", async () => {
+    const { config } = resolve(
+      `version: 0.1\nstorage: { inmemory: {} }\nhttp: { debug: { addr: "127.0.0.1:0", prometheus: { enabled: true } } }\n` +
+        `registrykit: { keydirectory: ${JSON.stringify(path.join(dir, "keys-ui"))}, tokenservice: {}, users: { admin: { password: "Admin-pass-1" } } }\n` +
+        `auth: { token: { realm: "http://r.test/service/token", service: registry-kit, issuer: registry-kit } }\n`,
+    );
+    const app = await createAllInOne(config, { origin: "http://r.test", scrypt: FAST });
+    try {
+      expect((await app.handler(new Request("http://r.test/ui/"))).status).toBe(303);
+      expect((await app.handler(new Request("http://r.test/.well-known/jwks.json"))).status).toBe(200);
+      expect((await app.handler(new Request(`http://r.test${config.users!.prefix}/quotas`))).status).toBe(401);
+      const text = await (await app.debugHandler!(new Request("http://d.test/metrics"))).text();
+      expect(valueOf(text, "registry_http_requests_total", { handler: "ui", method: "get", code: "303" })).toBe(1);
+      expect(valueOf(text, "registry_http_requests_total", { handler: "jwks", method: "get", code: "200" })).toBe(1);
+      expect(valueOf(text, "registry_http_requests_total", { handler: "admin", method: "get", code: "401" })).toBe(1);
     } finally {
       await app.close();
     }
