@@ -54,7 +54,11 @@ export async function tagDetails(storage: StorageDriver, name: string, options: 
     const tag = key.slice(prefix.length + 1);
     if (!isValidTag(tag)) continue;
     const [info, stream] = await Promise.all([storage.stat(key), storage.read(key)]);
-    if (!info || !stream) continue;
+    if (!info || !stream) {
+      // Deleted between the two: the stream, if one was opened, is not read.
+      await stream?.cancel().catch(() => {});
+      continue;
+    }
     const digest = fromUtf8(await readAll(stream, 1024)).trim();
     tags.push({ tag, digest, pushedAt: info.modified });
   }

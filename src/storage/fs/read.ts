@@ -15,6 +15,17 @@ import { pathOf } from "./paths.js";
 /** Size of the chunks a read yields. */
 const READ_CHUNK = 1024 * 1024;
 
+/**
+ * Closes the file of a read stream that was dropped (neither read to the end
+ * nor cancelled) once the stream is collected. The driver contract asks the
+ * consumer to do one or the other, but a framework that discards a response
+ * body, or a test that looks only at a status, may not; left to itself the
+ * FileHandle would be closed by the runtime's own collector, which Node warns
+ * about (DEP0137) and Bun turns into an uncaught error that ends the process.
+ * Holding the handle here keeps it alive until this callback closes it.
+ */
+const dropped = new FinalizationRegistry<FileHandle>((handle) => void handle.close().catch(() => {}));
+
 /** The driver's `stat`: the object's size and modification time, `undefined` when it does not exist. */
 export async function statObject(ctx: FsContext, key: string): Promise<ObjectInfo | undefined> {
   const file = pathOf(ctx, key);
@@ -84,9 +95,10 @@ function fileStream(handle: FileHandle, start: number, end: number): ReadableStr
   const close = async (): Promise<void> => {
     if (closed) return;
     closed = true;
+    dropped.unregister(handle);
     await handle.close().catch(() => {});
   };
-  return new ReadableStream({
+  const stream = new ReadableStream({
     type: "bytes",
     // No bigger than what is left: a 200-byte tag link or referrer entry would
     // otherwise cost a zeroed 1 MiB buffer (bench/growth.ts: referrers).
@@ -125,4 +137,6 @@ function fileStream(handle: FileHandle, start: number, end: number): ReadableStr
       await close();
     },
   }) as ReadableStream<Uint8Array>;
+  dropped.register(stream, handle, handle);
+  return stream;
 }
