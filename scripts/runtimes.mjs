@@ -2,7 +2,8 @@
 /**
  * The runtime matrix: the core's hermetic unit suites (registry, auth, users,
  * memory storage, client) under Node 22, Node 24, Bun and Deno, each running
- * vitest itself (Node 20 runs them in the plain `vitest run`).
+ * vitest itself. Node 20 runs them in the plain `vitest run` of `npm test`,
+ * whose json report (.runtimes/main.json) gives its line the same counts.
  *
  *   node scripts/runtimes.mjs          fetch the runtimes if missing, run, one line each
  *   node scripts/runtimes.mjs fetch    only fetch them
@@ -16,7 +17,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join, relative, resolve } from "node:path";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const DIR = join(ROOT, ".runtimes");
@@ -104,11 +105,37 @@ function runOne(rt) {
   return ok;
 }
 
+/** The main `vitest run` of `npm test` (the Node running this script), kept by its json reporter (see package.json). */
+const MAIN_REPORT = join(DIR, "main.json");
+
+/** The line of the Node that ran the main vitest run: the same suites' counts, read from its report (no second run). */
+function mainLine() {
+  const id = `node@${process.versions.node.split(".")[0]}`;
+  const head = `runtime ${id.padEnd(8)} ${process.versions.node.padEnd(8)}`;
+  if (!existsSync(MAIN_REPORT)) {
+    console.log(`${head} ---- no report of the main vitest run (npm test writes ${MAIN_REPORT})`);
+    return true;
+  }
+  const j = JSON.parse(readFileSync(MAIN_REPORT, "utf8"));
+  const files = SUITES.flatMap(testFiles);
+  const results = j.testResults.filter((t) => files.includes(relative(ROOT, t.name).replaceAll("\\", "/")));
+  const statuses = results.flatMap((t) => t.assertionResults.map((a) => a.status));
+  const passed = statuses.filter((s) => s === "passed").length;
+  const failed = statuses.filter((s) => s === "failed").length;
+  // Not every file need be there: `vitest run --project unit` (npm run test:unit) leaves out the suites' system files.
+  const ok = failed === 0 && passed > 0;
+  const minutes = Math.round((Date.now() - j.startTime) / 60_000);
+  console.log(
+    `${head} ${ok ? "ok  " : "FAIL"} ${results.length} files, ${passed} passed, ${failed} failed, ${statuses.length - passed - failed} skipped ` +
+      `(the main vitest run, ${minutes} min ago${results.length === files.length ? "" : `; ${files.length - results.length} of the suites' files not in it`})`,
+  );
+  return ok;
+}
+
 fetchRuntimes();
 if (process.argv[2] === "paths") {
   console.log(JSON.stringify(Object.fromEntries(RUNTIMES.map((rt) => [rt.id, [rt.bin, ...rt.args]]))));
 } else if (process.argv[2] !== "fetch") {
-  console.log(`runtime node     ${process.versions.node.padEnd(8)} (the main vitest run)`);
-  const results = RUNTIMES.map(runOne);
+  const results = [mainLine(), ...RUNTIMES.map(runOne)];
   process.exit(results.every(Boolean) ? 0 : 1);
 }
