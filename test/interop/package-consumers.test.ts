@@ -15,11 +15,13 @@
  *   (`bun install`, `bun run start`), each installing the tarball: an
  *   account made through the users API, a skopeo push and pull with its
  *   password, a push outside its namespace refused, and after a restart the
- *   image, the account and the signing key are still there (fs storage).
+ *   image, the account and the signing key are still there (fs storage);
+ * - `deno check` of examples/deno (against the sources: the tarball built
+ *   here has no declarations).
  *
  * The runtimes are the ones scripts/runtimes.mjs fetches.
  */
-import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { spawnSync } from "node:child_process";
 import { build } from "tsup";
@@ -136,6 +138,24 @@ describe("the packed package in a consumer's project", () => {
     expect(result.manifestBack).toBe(result.manifestDigest);
     expect(result.blobBack).toBe(result.blobDigest);
     expect(result.anonymous).toBe(401);
+  });
+
+  // The tarball carries no declarations (see above), so the types are checked against the sources, as the root
+  // tsconfig does for the Node examples (which leaves this one out: Deno's globals are Deno's).
+  it("examples/deno type-checks with deno check, registry-kit/* mapped to the sources", async () => {
+    const dir = join(work.path, "deno-check");
+    mkdirSync(dir);
+    symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
+    const rootPkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ private: true, dependencies: { ...rootPkg.dependencies, "@types/node": rootPkg.devDependencies["@types/node"] } }));
+    writeFileSync(join(dir, "deno.json"), JSON.stringify({
+      nodeModulesDir: "manual",
+      imports: { "registry-kit": join(ROOT, "src/index.ts"), "registry-kit/": `${join(ROOT, "src")}/` },
+      // The sources import "./x.js" for "./x.ts", as NodeNext wants.
+      unstable: ["sloppy-imports"],
+    }));
+    const r = await run(runtimes.deno![0]!, ["check", "--quiet", "--config", join(dir, "deno.json"), join(ROOT, "examples/deno/server.ts")], { cwd: dir, timeoutMs: 120_000 });
+    expect(r.code, describeRun(r)).toBe(0);
   });
 
   describe("the examples on the installed tarball, with skopeo", () => {
