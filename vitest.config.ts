@@ -17,7 +17,7 @@ const publicNames = [
  * which test/setup/hermetic.ts keeps hermetic: a child process or a listening
  * socket there fails the test and points here.
  */
-const SYSTEM = [
+export const SYSTEM = [
   // radosgw (test/storage/helpers/rgw.ts)
   "test/storage/s3.test.ts",
   "test/storage/s3-driver.test.ts",
@@ -50,7 +50,10 @@ const SYSTEM = [
   "test/fuzz/model.test.ts",
 ];
 
-const INTEROP = ["test/interop/**/*.test.ts"];
+export const INTEROP = ["test/interop/**/*.test.ts"];
+
+/** The suites that run only inside workerd (scripts/runtimes.mjs, test/workerd/vitest.config.ts). */
+const WORKERD = ["test/workerd/**"];
 
 export default defineConfig({
   resolve: { alias: publicNames },
@@ -62,7 +65,7 @@ export default defineConfig({
         test: {
           name: "unit",
           include: ["test/**/*.test.ts"],
-          exclude: [...SYSTEM, ...INTEROP],
+          exclude: [...SYSTEM, ...INTEROP, ...WORKERD],
           setupFiles: ["test/setup/hermetic.ts"],
           // Both cores: vitest's default (cores - 1) runs one file at a time on 2.
           maxWorkers: 2,

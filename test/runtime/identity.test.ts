@@ -1,6 +1,6 @@
 /**
  * Which runtime runs this suite. `scripts/runtimes.mjs` runs the core's unit
- * suites under Node 22/24, Bun and Deno with RK_EXPECT_RUNTIME set, so a
+ * suites under Node 22/24, Bun, Deno and workerd with RK_EXPECT_RUNTIME set, so a
  * matrix entry that silently fell back to the host Node fails here instead
  * of passing as the wrong runtime.
  */
@@ -15,6 +15,8 @@ function runtime(): string {
   const g = globalThis as RuntimeGlobals;
   if (g.Bun) return `bun ${g.Bun.version}`;
   if (g.Deno) return `deno ${g.Deno.version.deno}`;
+  // workerd (with nodejs_compat it has a `process` too); it tells no version of its own.
+  if (globalThis.navigator?.userAgent === "Cloudflare-Workers") return "workerd -";
   return `node ${process.versions.node}`;
 }
 

@@ -4,12 +4,11 @@
  *
  * @module
  */
-import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { StorageError } from "../../storage/driver.js";
 import { bytesEqual, codeOf, expectCode } from "./assertions.js";
 import type { StorageContractContext } from "./context.js";
-import { encoder, failingStream, slowStream, split } from "./streams-fixtures.js";
+import { encoder, failingStream, randomBytes, slowStream, split } from "./streams-fixtures.js";
 
 /** Declare the "atomicity and failures" tests. */
 export function atomicityTests(ctx: StorageContractContext): void {

@@ -4,12 +4,11 @@
  *
  * @module
  */
-import { randomBytes } from "node:crypto";
 import { beforeEach, describe, expect, it } from "vitest";
 import { type ByteRange } from "../../storage/driver.js";
 import { bytesEqual, expectCode } from "./assertions.js";
 import type { StorageContractContext } from "./context.js";
-import { MiB } from "./streams-fixtures.js";
+import { MiB, randomBytes } from "./streams-fixtures.js";
 
 /** Declare the "ranges" tests. */
 export function rangeTests(ctx: StorageContractContext): void {

@@ -4,11 +4,10 @@
  *
  * @module
  */
-import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { bytesEqual } from "./assertions.js";
 import type { StorageContractContext } from "./context.js";
-import { decoder, encoder, streamOfParts } from "./streams-fixtures.js";
+import { decoder, encoder, randomBytes, streamOfParts } from "./streams-fixtures.js";
 
 /** Declare the "write and read" tests. */
 export function writeAndReadTests(ctx: StorageContractContext): void {

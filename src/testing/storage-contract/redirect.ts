@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { StorageContractContext } from "./context.js";
-import { encoder } from "./streams-fixtures.js";
+import { encoder, randomBytes } from "./streams-fixtures.js";
 
 /** How long the expiry test waits at most for a 1-second URL to be refused. */
 const EXPIRY_WAIT_MS = 30_000;
@@ -16,12 +16,6 @@ const EXPIRY_WAIT_MS = 30_000;
 async function fetchBytes(url: string, headers?: Record<string, string>): Promise<{ status: number; body: Uint8Array }> {
   const response = await fetch(url, { headers: headers ?? {}, redirect: "manual" });
   return { status: response.status, body: new Uint8Array(await response.arrayBuffer()) };
-}
-
-function randomBytes(size: number): Uint8Array {
-  const out = new Uint8Array(size);
-  for (let i = 0; i < size; i += 65536) crypto.getRandomValues(out.subarray(i, Math.min(size, i + 65536)));
-  return out;
 }
 
 /** Declare the "redirectURL" tests; `offered` is the suite's `redirect` option. */

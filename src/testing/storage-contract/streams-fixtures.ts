@@ -11,6 +11,16 @@ export const MiB = 1024 * 1024;
 export const encoder = new TextEncoder();
 export const decoder = new TextDecoder();
 
+/**
+ * `size` random bytes, filled 64 KiB at a time: WebCrypto's limit per call,
+ * which workerd enforces (node:crypto's `randomBytes` there too).
+ */
+export function randomBytes(size: number): Uint8Array {
+  const out = new Uint8Array(size);
+  for (let i = 0; i < size; i += 65536) crypto.getRandomValues(out.subarray(i, Math.min(size, i + 65536)));
+  return out;
+}
+
 /** Read a stream to its end, checking that every chunk is a `Uint8Array`. */
 export async function collect(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
