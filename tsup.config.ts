@@ -14,6 +14,7 @@ export default defineConfig({
     "storage/fs/index": "src/storage/fs/index.ts",
     "testing/index": "src/testing/index.ts",
     "storage/s3/index": "src/storage/s3/index.ts",
+    "storage/r2/index": "src/storage/r2/index.ts",
     "client/index": "src/client/index.ts",
     "node/index": "src/node/index.ts",
     "server/index": "src/server/index.ts",

@@ -120,6 +120,15 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
       "S3StorageOptions",
     ],
   },
+  "./storage/r2": {
+    values: [
+      "r2Storage",
+    ],
+    types: [
+      "R2BucketLike", "R2ListPage", "R2MultipartUploadLike", "R2ObjectInfo", "R2ObjectWithBody", "R2Precondition",
+      "R2StorageOptions", "R2UploadedPartInfo",
+    ],
+  },
   "./testing": {
     values: [
       "describeStorageContract", "describeUserStoreContract",
