@@ -170,7 +170,8 @@ function mainLine() {
 
 fetchRuntimes();
 if (process.argv[2] === "paths") {
-  console.log(JSON.stringify(Object.fromEntries(RUNTIMES.map((rt) => [rt.id, [rt.bin, ...rt.args]]))));
+  // workerd has no binary to run a script with: it runs under miniflare (test/runtime/miniflare.mjs).
+  console.log(JSON.stringify(Object.fromEntries(RUNTIMES.filter((rt) => !rt.config).map((rt) => [rt.id, [rt.bin, ...rt.args]]))));
 } else if (process.argv[2] !== "fetch") {
   const asked = process.argv.slice(2);
   const unknown = asked.filter((id) => !RUNTIMES.some((rt) => rt.id === id));
