@@ -84,8 +84,9 @@ const RUNTIMES = [
 ];
 
 function fetchRuntimes() {
-  const plugin = existsSync(join(PLUGIN_DIR, "package.json")) && JSON.parse(readFileSync(join(PLUGIN_DIR, "package.json"), "utf8")).version;
-  if (RUNTIMES.every((r) => existsSync(r.bin)) && existsSync(join(modules, "miniflare/package.json")) && plugin === VERSIONS.vitestPlugin) return;
+  const version = (dir) => existsSync(join(dir, "package.json")) && JSON.parse(readFileSync(join(dir, "package.json"), "utf8")).version;
+  const current = version(join(modules, "miniflare")) === VERSIONS.miniflare && version(PLUGIN_DIR) === VERSIONS.vitestPlugin;
+  if (RUNTIMES.every((r) => existsSync(r.bin)) && current) return;
   mkdirSync(DIR, { recursive: true });
   writeFileSync(join(DIR, "package.json"), JSON.stringify({ private: true, description: "runtimes for scripts/runtimes.mjs" }) + "\n");
   const npm = process.platform === "win32" ? "npm.cmd" : "npm";

@@ -20,7 +20,8 @@ import { parseArgs } from "node:util";
 
 const require = createRequire(join(resolve(import.meta.dirname, "../../.runtimes"), "package.json"));
 const { Miniflare } = require("miniflare");
-const workerdVersion = require("workerd/package.json").version;
+// The workerd this miniflare runs (another one may sit beside it in .runtimes/, @cloudflare/vitest-plugin's).
+const workerdVersion = require(require.resolve("workerd/package.json", { paths: [require.resolve("miniflare")] })).version;
 
 const { positionals, values } = parseArgs({ allowPositionals: true, options: { r2: { type: "string" }, persist: { type: "string" } } });
 const script = resolve(positionals[0]);
