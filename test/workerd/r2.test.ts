@@ -99,7 +99,7 @@ function chunked(bytes: Uint8Array, chunk: number): ReadableStream<Uint8Array> {
 }
 
 describe("r2Storage: what is R2's own", () => {
-  it("a streamed write over one part is a multipart upload whose parts are all partSize but the last", async () => {
+  it("a write over one part (streamed, or bytes) is a multipart upload whose parts are all partSize but the last", async () => {
     const root = freshRoot();
     const counting = countingBucket();
     const store = checked(r2Storage({ bucket: counting.bucket, rootDirectory: root, partSize: 5 * MiB }));
@@ -109,6 +109,11 @@ describe("r2Storage: what is R2's own", () => {
     expect(await sha256(await store.read("blobs/big"))).toBe(await sha256(data));
     expect([...(await bytesOf(await store.read("blobs/big", { offset: 5 * MiB - 3, length: 10 })))]).toEqual([...data.subarray(5 * MiB - 3, 5 * MiB + 7)]);
     expect(await rawKeys(root)).toEqual([`${root}/blobs/big`]);
+    // A Uint8Array body is cut into views, not copied: each part must carry its own bytes only.
+    const bytes = pattern(11 * MiB, 3);
+    expect(await store.write("blobs/bytes", bytes.subarray(MiB))).toBe(10 * MiB);
+    expect(counting.uploads[1]).toEqual([5 * MiB, 5 * MiB]);
+    expect(await sha256(await store.read("blobs/bytes"))).toBe(await sha256(bytes.subarray(MiB)));
   });
 
   it("an upload of several appends is stored as part objects, hidden from list, and moved whole by a multipart upload", async () => {
