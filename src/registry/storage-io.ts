@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { StorageDriver } from "../storage/driver.js";
+import type { ListOptions, ObjectInfo, StorageDriver } from "../storage/driver.js";
 import { readAll } from "../util/streams.js";
 import { catalogEntry } from "./layout.js";
 
@@ -63,6 +63,22 @@ export async function* eachKey(storage: StorageDriver, prefix: string, pageSize 
   for (;;) {
     const page = await storage.list(prefix, after === undefined ? { limit: pageSize } : { after, limit: pageSize });
     for (const key of page.keys) yield key;
+    const last = page.keys[page.keys.length - 1];
+    if (!page.truncated || last === undefined) return;
+    after = last;
+  }
+}
+
+/**
+ * Every key under `prefix` with the size and time its listing gave, where the
+ * driver gives them ({@link ListOptions.info}); `info` is `undefined` where it
+ * did not, and the caller stats that key if it needs to know.
+ */
+export async function* eachEntry(storage: StorageDriver, prefix: string, pageSize = 1000): AsyncGenerator<{ key: string; info: ObjectInfo | undefined }> {
+  let after: string | undefined;
+  for (;;) {
+    const page = await storage.list(prefix, after === undefined ? { limit: pageSize, info: true } : { after, limit: pageSize, info: true });
+    for (let i = 0; i < page.keys.length; i++) yield { key: page.keys[i]!, info: page.info?.[i] };
     const last = page.keys[page.keys.length - 1];
     if (!page.truncated || last === undefined) return;
     after = last;

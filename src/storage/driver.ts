@@ -34,6 +34,13 @@ export interface ListOptions {
   after?: string;
   /** At most this many keys. */
   limit?: number;
+  /**
+   * Ask for {@link ListPage.info}: each key's size and modification time, from
+   * drivers whose listing carries them at no extra cost (S3's ListObjectsV2
+   * does). Callers that need them for many keys (garbage collection) save a
+   * `stat` per key; a driver may ignore the flag.
+   */
+  info?: boolean;
 }
 
 /** One page of {@link StorageDriver.list}. */
@@ -42,6 +49,13 @@ export interface ListPage {
   keys: string[];
   /** True when more keys follow the last one returned. */
   truncated: boolean;
+  /**
+   * Only when {@link ListOptions.info} was asked for and the driver supports
+   * it: `info[i]` is what `stat(keys[i])` answered at the time of the listing,
+   * or `undefined` where the listing alone cannot tell (the caller stats that
+   * key). Absent from drivers that do not support it.
+   */
+  info?: Array<ObjectInfo | undefined>;
 }
 
 /** A body a driver can store: bytes, or a stream that is consumed once. */

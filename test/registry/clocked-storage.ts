@@ -46,7 +46,12 @@ export function clockedStorage(delay = false, options: Partial<RegistryOptions> 
     },
     delete: async (key) => (await pause(), inner.delete(key)),
     deletePrefix: async (prefix) => (await pause(), inner.deletePrefix(prefix)),
-    list: async (prefix, options) => (await pause(), inner.list(prefix, options)),
+    async list(prefix, options) {
+      await pause();
+      const page = await inner.list(prefix, options);
+      // `info` is what `stat` would say: the test clock's times too.
+      return page.info ? { ...page, info: page.info.map((info, i) => info && { size: info.size, modified: new Date(times.get(page.keys[i]!) ?? clock.now) }) } : page;
+    },
   };
   const registry = createRegistry({ storage, uploadSecret: "gc-test", deleteEnabled: true, ...options });
   const gc = (options: Parameters<typeof collectGarbage>[1] = {}) => collectGarbage(storage, { now: () => new Date(clock.now), ...options });

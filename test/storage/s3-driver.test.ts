@@ -243,7 +243,7 @@ describe("s3 driver (radosgw)", () => {
     }
   });
 
-  it("lists more than 1000 keys across pages", async () => {
+  it("lists more than 1000 keys across pages, each page from start-after, with sizes and times on request", async () => {
     const root = freshRoot("many");
     const store = driver(root);
     const keys = Array.from({ length: 1100 }, (_, i) => `d/${String(i % 10)}/k${String(i).padStart(4, "0")}`).sort();
@@ -259,6 +259,26 @@ describe("s3 driver (radosgw)", () => {
       after = page.keys[page.keys.length - 1];
     }
     expect(paged).toEqual(keys);
+
+    // A page starts where the last one ended (start-after) and reads one page plus a small probe,
+    // never what lies before it; with info, plain objects carry the listing's size and time.
+    const requests: URLSearchParams[] = [];
+    const counting = driver(root, {
+      fetch: (input, init) => {
+        const url = new URL(input instanceof Request ? input.url : String(input));
+        if (url.searchParams.get("list-type") === "2") requests.push(url.searchParams);
+        return fetch(input, init);
+      },
+    });
+    const first = await counting.list("d", { limit: 1000, info: true });
+    expect([first.keys, first.truncated]).toEqual([keys.slice(0, 1000), true]);
+    expect(first.info?.map((info, i) => (info ? info.size : keys[i]))).toEqual(keys.slice(0, 1000).map((k) => (k === "d/0/k0500" ? k : k.length)));
+    expect(requests.map((q) => [q.has("start-after"), Number(q.get("max-keys"))])).toEqual([[false, 1000], [true, expect.any(Number)]]);
+    expect(Number(requests[1]!.get("max-keys"))).toBeLessThanOrEqual(16);
+    requests.length = 0;
+    const second = await counting.list("d", { after: first.keys[999]!, limit: 1000 });
+    expect([second.keys, second.truncated, second.info]).toEqual([keys.slice(1000), false, undefined]);
+    expect(requests.map((q) => [q.get("start-after"), q.get("continuation-token")])).toEqual([[`${root}/${keys[999]}!~`, null]]);
     await store.deletePrefix("d");
     expect(await rawKeys(rgw, root + "/")).toEqual([]);
   }, 120_000);

@@ -15,7 +15,8 @@
  */
 import { tryParseDigest, type Digest } from "../../oci/digest.js";
 import { blobData, layerLink, manifestRevision, parseKey, referrer, uploadData, uploadDir } from "../layout.js";
-import { eachKey, mapLimited, writeJson } from "../storage-io.js";
+import type { ObjectInfo } from "../../storage/driver.js";
+import { eachEntry, mapLimited, writeJson } from "../storage-io.js";
 import { keep, metaOf } from "./mark.js";
 import { currentTags } from "./scan.js";
 import { CONCURRENCY, revisionId, type GcRun, type Repository } from "./state.js";
@@ -62,24 +63,31 @@ async function sweepRepositoryManifests(run: GcRun, repo: Repository, doomed: Di
 
 /** Remove the blobs nothing kept references, with their links, then links left to blobs that are gone. */
 export async function sweepBlobs(run: GcRun): Promise<void> {
-  const candidates: { digest: Digest; key: string }[] = [];
-  for await (const key of eachKey(run.storage, "blobs")) {
+  const candidates: { digest: Digest; key: string; listed: ObjectInfo | undefined }[] = [];
+  for await (const { key, info } of eachEntry(run.storage, "blobs")) {
     const parsed = parseKey(key);
     if (parsed.kind !== "blobData") continue;
     run.report.blobs.scanned++;
-    if (!run.markedBlobs.has(parsed.digest.value)) candidates.push({ digest: parsed.digest, key });
+    if (!run.markedBlobs.has(parsed.digest.value)) candidates.push({ digest: parsed.digest, key, listed: info });
   }
   const removed = new Set<string>();
-  await mapLimited(candidates, CONCURRENCY, async ({ digest, key }) => {
-    if (await removeBlob(run, digest, key)) removed.add(digest.value);
+  await mapLimited(candidates, CONCURRENCY, async ({ digest, key, listed }) => {
+    if (await removeBlob(run, digest, key, listed)) removed.add(digest.value);
   });
   await removeDanglingLinks(run, removed);
 }
 
-/** Remove one unreferenced blob unless it or a link to it is fresh; true when it was (or would be) removed. */
-async function removeBlob(run: GcRun, digest: Digest, key: string): Promise<boolean> {
+/**
+ * Remove one unreferenced blob unless it or a link to it is fresh; true when it
+ * was (or would be) removed. `listed` is what the blob listing said of it, when
+ * the driver said (S3): that saves a HEAD per blob. It is as good as a `stat`
+ * for the grace period, because a blob pushed again after the listing also
+ * gets a fresh link (stat'ed here, live) and fresh bytes (stat'ed again below
+ * before they go).
+ */
+async function removeBlob(run: GcRun, digest: Digest, key: string, listed: ObjectInfo | undefined): Promise<boolean> {
   const { storage, dryRun, report } = run;
-  const info = await storage.stat(key);
+  const info = listed ?? (await storage.stat(key));
   if (!info) return false;
   const linkedIn = run.links.get(digest.value) ?? [];
   const linkInfos = await Promise.all(linkedIn.map((repo) => storage.stat(layerLink(repo, digest))));

@@ -129,7 +129,10 @@ function list(state: MemoryState, prefix: string, options?: ListOptions): ListPa
   const keys = [...state.objects.keys()]
     .filter((key) => key.startsWith(start) && (after === undefined || key > after))
     .sort();
-  return { keys: keys.slice(0, limit), truncated: keys.length > limit };
+  const page = keys.slice(0, limit);
+  const truncated = keys.length > limit;
+  if (!options?.info) return { keys: page, truncated };
+  return { keys: page, truncated, info: page.map((key) => stat(state, key)) };
 }
 
 async function collect(body: StorageBody, signal?: AbortSignal): Promise<{ chunks: Uint8Array[]; size: number }> {

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { StorageError, type ListOptions, type ListPage } from "../driver.js";
+import { StorageError, type ListOptions, type ListPage, type ObjectInfo } from "../driver.js";
 import type { S3Context } from "./context.js";
 import { PART_MARK } from "./keys.js";
 import { children, childText } from "./xml.js";
@@ -58,28 +58,50 @@ export async function* listAll(ctx: S3Context, prefix: string, startAfter?: stri
   } while (token);
 }
 
-/** The driver's `list`: driver keys directly or deeper under `prefix/`, after `after`, at most `limit`. */
+/**
+ * Keys asked for after a page is full, to tell whether another visible key
+ * follows: a full page is one ListObjectsV2 of the page plus this small probe
+ * (hidden part objects and locks right after the last key may take a few).
+ */
+const PROBE_KEYS = 16;
+
+/**
+ * The driver's `list`: driver keys directly or deeper under `prefix/`, after
+ * `after`, at most `limit`. Each page starts with `start-after`, so what a page
+ * costs does not depend on how many keys come before it or after it: one
+ * ListObjectsV2 for the page (more only where hidden part objects and locks
+ * fill it) and a probe of {@link PROBE_KEYS} keys for `truncated`.
+ *
+ * With `info`, a plain object's size and time come from the listing (exactly
+ * what `stat` would answer); an appended object shown by its first part object
+ * gets `undefined` (its size is the sum of its parts: the caller stats it).
+ */
 export async function list(ctx: S3Context, prefix: string, options?: ListOptions): Promise<ListPage> {
   const { keys: layout } = ctx;
   const limit = options?.limit ?? Infinity;
   const after = options?.after;
   const bucketPrefix = layout.objectKey(prefix) + "/";
   // Skip `after` and its part objects: `!~` sorts after `<after>!<digits>` and before any longer key.
-  const startAfter = after !== undefined && layout.objectKey(after) + PART_MARK + "~" > bucketPrefix ? layout.objectKey(after) + PART_MARK + "~" : undefined;
+  let startAfter = after !== undefined && layout.objectKey(after) + PART_MARK + "~" > bucketPrefix ? layout.objectKey(after) + PART_MARK + "~" : undefined;
   const keys: string[] = [];
-  if (limit <= 0) {
-    for await (const entry of listAll(ctx, bucketPrefix, startAfter, 100)) {
+  const info: Array<ObjectInfo | undefined> = [];
+  for (;;) {
+    const wanted = keys.length >= limit ? PROBE_KEYS : Math.min(1000, limit - keys.length + 1);
+    const page = await listPage(ctx, bucketPrefix, { startAfter, maxKeys: wanted });
+    for (const entry of page.entries) {
       const key = layout.logicalKey(entry.key);
-      if (key !== undefined && (after === undefined || key > after)) return { keys, truncated: true };
+      // Further part objects and writer locks show nothing; a plain object hides its parts (as in `stat`).
+      if (key === undefined || (after !== undefined && key <= after) || keys[keys.length - 1] === key) continue;
+      if (keys.length >= limit) return finish(keys, info, true, options);
+      keys.push(key);
+      info.push(entry.key === layout.objectKey(key) ? { size: entry.size, modified: entry.modified } : undefined);
     }
-    return { keys, truncated: false };
+    const last = page.entries[page.entries.length - 1];
+    if (page.next === undefined || last === undefined) return finish(keys, info, false, options);
+    startAfter = last.key;
   }
-  for await (const entry of listAll(ctx, bucketPrefix, startAfter, Number.isFinite(limit) ? Math.min(1000, limit + 1) : 1000)) {
-    const key = layout.logicalKey(entry.key);
-    if (key === undefined || (after !== undefined && key <= after)) continue;
-    if (keys[keys.length - 1] === key) continue;
-    if (keys.length >= limit) return { keys, truncated: true };
-    keys.push(key);
-  }
-  return { keys, truncated: false };
+}
+
+function finish(keys: string[], info: Array<ObjectInfo | undefined>, truncated: boolean, options?: ListOptions): ListPage {
+  return options?.info ? { keys, truncated, info } : { keys, truncated };
 }

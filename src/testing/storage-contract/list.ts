@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { StorageContractContext } from "./context.js";
+import { encoder } from "./streams-fixtures.js";
 
 /** Declare the "list" tests. */
 export function listTests(ctx: StorageContractContext): void {
@@ -74,6 +75,31 @@ export function listTests(ctx: StorageContractContext): void {
       expect((await ctx.store.list("e", { after: "e/d/x/y" })).keys).toEqual([]);
       expect((await ctx.store.list("e", { after: "z" })).keys).toEqual([]);
       expect(await ctx.store.list("e", { after: "e/c", limit: 1 })).toEqual({ keys: ["e/d/x/y"], truncated: false });
+    });
+
+    it("gives with info what stat gives, for each key it gives anything for", async () => {
+      await put("i/a", "abc");
+      await put("i/b/c", "hello");
+      await ctx.store.append("i/d", encoder.encode("12"));
+      await ctx.store.append("i/d", encoder.encode("345"), { expectedSize: 2 });
+      await put("i/e", "");
+      const keys = ["i/a", "i/b/c", "i/d", "i/e"];
+      const pages = [await ctx.store.list("i", { info: true }), await ctx.store.list("i", { after: "i/a", limit: 2, info: true })];
+      expect(pages.map((p) => [p.keys, p.truncated])).toEqual([[keys, false], [keys.slice(1, 3), true]]);
+      for (const page of pages) {
+        // Optional: a driver without it leaves `info` out; one with it gives one entry per key.
+        if (page.info === undefined) continue;
+        expect(page.info).toHaveLength(page.keys.length);
+        for (const [i, key] of page.keys.entries()) {
+          const listed = page.info[i];
+          if (listed === undefined) continue;
+          const stat = (await ctx.store.stat(key))!;
+          expect({ key, size: listed.size }).toEqual({ key, size: stat.size });
+          // HTTP dates (S3 HEAD) carry whole seconds; listings carry milliseconds.
+          expect(Math.abs(listed.modified.getTime() - stat.modified.getTime())).toBeLessThan(1000);
+        }
+      }
+      expect((await ctx.store.list("i")).info).toBeUndefined();
     });
   });
 }
