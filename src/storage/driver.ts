@@ -47,7 +47,12 @@ export interface ListOptions {
 export interface ListPage {
   /** Keys in lexical (code unit) order. */
   keys: string[];
-  /** True when more keys follow the last one returned. */
+  /**
+   * True when more keys follow the last one returned. A full page may say so
+   * when the next page turns out empty (S3, where only hidden part objects
+   * follow, rather than pay a request to look); false always means the
+   * listing is complete, and a page that is not full is never truncated.
+   */
   truncated: boolean;
   /**
    * Only when {@link ListOptions.info} was asked for and the driver supports

@@ -260,8 +260,8 @@ describe("s3 driver (radosgw)", () => {
     }
     expect(paged).toEqual(keys);
 
-    // A page starts where the last one ended (start-after) and reads one page plus a small probe,
-    // never what lies before it; with info, plain objects carry the listing's size and time.
+    // A page starts where the last one ended (start-after) and reads one page, never what lies
+    // before it; with info, plain objects carry the listing's size and time.
     const requests: URLSearchParams[] = [];
     const counting = driver(root, {
       fetch: (input, init) => {
@@ -273,8 +273,8 @@ describe("s3 driver (radosgw)", () => {
     const first = await counting.list("d", { limit: 1000, info: true });
     expect([first.keys, first.truncated]).toEqual([keys.slice(0, 1000), true]);
     expect(first.info?.map((info, i) => (info ? info.size : keys[i]))).toEqual(keys.slice(0, 1000).map((k) => (k === "d/0/k0500" ? k : k.length)));
-    expect(requests.map((q) => [q.has("start-after"), Number(q.get("max-keys"))])).toEqual([[false, 1000], [true, expect.any(Number)]]);
-    expect(Number(requests[1]!.get("max-keys"))).toBeLessThanOrEqual(16);
+    // The part object of d/0/k0500 hides in the first answer: one more request, for the one key missing.
+    expect(requests.map((q) => [q.get("start-after"), q.get("max-keys")])).toEqual([[null, "1000"], [`${root}/${keys[998]}`, "2"]]);
     requests.length = 0;
     const second = await counting.list("d", { after: first.keys[999]!, limit: 1000 });
     expect([second.keys, second.truncated, second.info]).toEqual([keys.slice(1000), false, undefined]);

@@ -58,19 +58,21 @@ export async function* listAll(ctx: S3Context, prefix: string, startAfter?: stri
   } while (token);
 }
 
-/**
- * Keys asked for after a page is full, to tell whether another visible key
- * follows: a full page is one ListObjectsV2 of the page plus this small probe
- * (hidden part objects and locks right after the last key may take a few).
- */
+/** Keys asked for at a time by `list(…, { limit: 0 })`, which only looks for one visible key. */
 const PROBE_KEYS = 16;
 
 /**
  * The driver's `list`: driver keys directly or deeper under `prefix/`, after
  * `after`, at most `limit`. Each page starts with `start-after`, so what a page
  * costs does not depend on how many keys come before it or after it: one
- * ListObjectsV2 for the page (more only where hidden part objects and locks
- * fill it) and a probe of {@link PROBE_KEYS} keys for `truncated`.
+ * ListObjectsV2 (more only where hidden part objects and locks fill it).
+ *
+ * `truncated`: a page asks for `limit + 1` keys where that fits in one request
+ * (up to 1,000), so it knows. A page of 1,000 that fills the store's answer
+ * exactly is `truncated` when the store says more follow, without a second
+ * request to look at them (on radosgw that request costs as much as the page):
+ * in the rare case that only hidden part objects or locks follow, the next page
+ * is empty (the contract allows it).
  *
  * With `info`, a plain object's size and time come from the listing (exactly
  * what `stat` would answer); an appended object shown by its first part object
@@ -86,7 +88,7 @@ export async function list(ctx: S3Context, prefix: string, options?: ListOptions
   const keys: string[] = [];
   const info: Array<ObjectInfo | undefined> = [];
   for (;;) {
-    const wanted = keys.length >= limit ? PROBE_KEYS : Math.min(1000, limit - keys.length + 1);
+    const wanted = limit <= 0 ? PROBE_KEYS : Math.min(1000, limit - keys.length + 1);
     const page = await listPage(ctx, bucketPrefix, { startAfter, maxKeys: wanted });
     for (const entry of page.entries) {
       const key = layout.logicalKey(entry.key);
@@ -98,6 +100,7 @@ export async function list(ctx: S3Context, prefix: string, options?: ListOptions
     }
     const last = page.entries[page.entries.length - 1];
     if (page.next === undefined || last === undefined) return finish(keys, info, false, options);
+    if (limit > 0 && keys.length >= limit) return finish(keys, info, true, options);
     startAfter = last.key;
   }
 }
