@@ -2,27 +2,44 @@
  * Cost growth (issue 22): does the cost of one page stay flat while the total
  * grows, is the total linear, and does memory stay flat?
  *
- *   node --import tsx bench/growth.ts [--drivers fs,s3] [--sizes 1000,10000,100000] [--referrers 1000] [--no-write]
+ *   node --expose-gc --import tsx bench/growth.ts [--drivers fs,s3] [--sizes 1000,10000,100000]
+ *     [--cases tags,catalog,gc,gc-stat,referrers] [--runs 3] [--runs-at-100000 1] [--gc-stat-sizes 1000,10000]
+ *     [--referrers 1000] [--seed-concurrency 48] [--keep-seed] [--no-write]
  *
- * For each storage driver (fs in a temp dir; S3 on a throw-away radosgw) and
- * each size N: N tags paged through `tags/list?n=1000`, N repositories paged
- * through `_catalog?n=1000`, a GC (dry run) over N blobs; and once per driver
- * the referrers of one manifest with `--referrers` referrers. The registry
- * handler is called in process (no HTTP), so the figures are the registry's
- * and the driver's cost alone. Seeding writes the layout's keys straight to the
- * driver (tags, catalog markers, blobs) or pushes through the registry
- * (referrers), and is not timed. Memory: the process's RSS and V8 heap, sampled
- * every 10 ms during each measurement, against their value before it.
+ * For each storage driver (fs in a temp dir; S3 on radosgw) and each size N:
+ * N tags paged through `tags/list?n=1000`, N repositories paged through
+ * `_catalog?n=1000`, a GC (dry run) over N blobs; and once per driver the
+ * referrers of one manifest with `--referrers` referrers. On S3 `gc-stat` runs
+ * the same GC on a driver that gives no sizes and times with its listing, so
+ * the sweep stats every blob (a HEAD each, the way GC worked before), side by
+ * side with `gc`. The registry handler is called in process (no HTTP), so the
+ * figures are the registry's and the driver's cost alone.
  *
- * Writes bench/results/growth.json and, unless --no-write, the section between
- * the growth markers of docs/performance.md (a table per case) and
- * docs/performance-growth.svg (per-page time against N).
+ * Seeding writes the layout's keys (tags, catalog markers, blobs) straight to
+ * the store: files for fs, signed PUTs to the bucket for S3, `--seed-concurrency`
+ * at a time; the referrers are pushed through the registry. Seeding is timed
+ * on its own and is not part of the measurement; every case is then measured
+ * `--runs` times on the same seeded store (`--runs-at-100000` at N = 100,000).
+ * Memory: the process's RSS and V8 heap, sampled every 10 ms during each
+ * measurement, against their value before it.
+ *
+ * S3: with `S3_ENDPOINT`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` (and
+ * `AWS_DEFAULT_REGION`) set, the bench uses that server (bucket `growth`,
+ * created when missing), e.g. one started by scripts/s3-server/start-rgw.sh;
+ * otherwise it starts a throw-away radosgw. `--keep-seed` leaves the seeded
+ * objects in the bucket and reuses them on the next run (a marker object per
+ * seeded store says it is complete).
+ *
+ * Writes bench/results/growth.json (results of drivers not measured are kept)
+ * and, unless --no-write, the section between the growth markers of
+ * docs/performance.md and docs/performance-growth.svg (bench/growth-report.ts).
  */
 import { createHash, randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { AwsClient } from "aws4fetch";
 import { collectGarbage, createRegistry } from "../src/registry/index.js";
 import { blobData, catalogEntry, tagLink } from "../src/registry/layout.js";
 import type { StorageDriver } from "../src/storage/driver.js";
@@ -30,50 +47,47 @@ import { fsStorage } from "../src/storage/fs/index.js";
 import { s3Storage } from "../src/storage/s3/index.js";
 import { parseDigest } from "../src/oci/digest.js";
 import { startRadosgw, type RgwServer } from "../test/interop/helpers/scale-out.js";
+import { writeGrowthDocs, type GrowthResult } from "./growth-report.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..");
 const argv = process.argv.slice(2);
 const arg = (name: string): string | undefined => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
-const DRIVERS = (arg("--drivers") ?? "fs,s3").split(",");
-const SIZES = (arg("--sizes") ?? "1000,10000,100000").split(",").map(Number);
+const list = (name: string, fallback: string): string[] => (arg(name) ?? fallback).split(",").filter(Boolean);
+const DRIVERS = list("--drivers", "fs,s3");
+const SIZES = list("--sizes", "1000,10000,100000").map(Number);
+const CASES = list("--cases", "tags,catalog,gc,gc-stat,referrers");
+const RUNS = Number(arg("--runs") ?? 3);
+const RUNS_AT_100K = Number(arg("--runs-at-100000") ?? RUNS);
+const GC_STAT_SIZES = list("--gc-stat-sizes", "1000,10000").map(Number);
 const REFERRERS = Number(arg("--referrers") ?? 1000);
+const SEED_CONCURRENCY = Number(arg("--seed-concurrency") ?? 48);
+const KEEP_SEED = argv.includes("--keep-seed");
 const WRITE = !argv.includes("--no-write");
 const PAGE = 1000;
-const SEED_CONCURRENCY = 32;
+const BUCKET = "growth";
 const MiB = 1024 * 1024;
+const SECRET = "growth-bench-secret-0123456789abcdef";
+const encoder = new TextEncoder();
 
-interface Measure {
-  driver: string;
-  kind: "tags" | "catalog" | "gc" | "referrers";
-  n: number;
-  totalMs: number;
-  pages: number;
-  firstPageMs: number;
-  lastPageMs: number;
-  medianPageMs: number;
-  rssGrowthMiB: number;
-  heapGrowthMiB: number;
-  /** V8 heap still in use after a full GC at the end, over the value before. */
-  heapRetainedMiB: number;
-}
-const results: Measure[] = [];
+type Kind = GrowthResult["kind"];
+const results: GrowthResult[] = [];
 const round = (x: number, d = 1): number => Math.round(x * 10 ** d) / 10 ** d;
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
-/** Run `task` over `items`, `SEED_CONCURRENCY` at a time. */
-async function inParallel<T>(items: T[], task: (item: T) => Promise<unknown>): Promise<void> {
+/** Run `task` over `count` indexes, `SEED_CONCURRENCY` at a time. */
+async function inParallel(count: number, task: (i: number) => Promise<unknown>): Promise<void> {
   let next = 0;
   await Promise.all(Array.from({ length: SEED_CONCURRENCY }, async () => {
-    while (next < items.length) await task(items[next++]!);
+    while (next < count) await task(next++);
   }));
 }
 
-/** Sample RSS and heap while `run` runs; growth over the value before. */
-async function sampled<T>(run: () => Promise<T>): Promise<{ value: T; rss: number; heap: number; retained: number }> {
+/** Time `run` and sample RSS and heap while it runs; growth over the value before. */
+async function sampled<T>(run: () => Promise<T>): Promise<{ value: T; ms: number; rss: number; heap: number; retained: number }> {
   global.gc?.();
   const rss0 = process.memoryUsage.rss();
   const heap0 = process.memoryUsage().heapUsed;
@@ -84,23 +98,25 @@ async function sampled<T>(run: () => Promise<T>): Promise<{ value: T; rss: numbe
     heap = Math.max(heap, process.memoryUsage().heapUsed);
   }, 10);
   try {
+    const t0 = performance.now();
     const value = await run();
+    const ms = performance.now() - t0; // without the collections around it
     global.gc?.();
-    return { value, rss: (rss - rss0) / MiB, heap: (heap - heap0) / MiB, retained: (process.memoryUsage().heapUsed - heap0) / MiB };
+    return { value, ms, rss: (rss - rss0) / MiB, heap: (heap - heap0) / MiB, retained: (process.memoryUsage().heapUsed - heap0) / MiB };
   } finally {
     clearInterval(timer);
   }
 }
 
 /** Page through `path` (n=PAGE, following Link) and time every page. */
-async function pageThrough(registry: (r: Request) => Promise<Response>, path: string, field: "tags" | "repositories"): Promise<{ times: number[]; count: number }> {
+async function pageThrough(registry: (r: Request) => Promise<Response>, path: string, field: "tags" | "repositories" | "manifests"): Promise<{ times: number[]; count: number }> {
   const times: number[] = [];
   let count = 0;
-  let next: string | undefined = `${path}?n=${PAGE}`;
+  let next: string | undefined = path.includes("/referrers/") ? path : `${path}?n=${PAGE}`;
   while (next) {
     const t0 = performance.now();
     const res = await registry(new Request(`http://growth.bench${next}`));
-    const body = (await res.json()) as Record<string, string[] | undefined>;
+    const body = (await res.json()) as Record<string, unknown[] | undefined>;
     times.push(performance.now() - t0);
     if (res.status !== 200) throw new Error(`${next}: ${res.status} ${JSON.stringify(body)}`);
     count += body[field]?.length ?? 0;
@@ -109,158 +125,233 @@ async function pageThrough(registry: (r: Request) => Promise<Response>, path: st
   return { times, count };
 }
 
-function record(driver: string, kind: Measure["kind"], n: number, times: number[], totalMs: number, mem: { rss: number; heap: number; retained: number }): void {
-  const m: Measure = {
-    driver, kind, n, totalMs: round(totalMs), pages: times.length,
+function record(driver: string, kind: Kind, n: number, run: number, seedMs: number, times: number[], totalMs: number, mem: { rss: number; heap: number; retained: number }): void {
+  const m: GrowthResult = {
+    driver, kind, n, run, seedMs: round(seedMs), totalMs: round(totalMs), pages: times.length,
     firstPageMs: round(times[0] ?? totalMs, 2), lastPageMs: round(times.at(-1) ?? totalMs, 2), medianPageMs: round(median(times.length ? times : [totalMs]), 2),
-    rssGrowthMiB: round(mem.rss), heapGrowthMiB: round(mem.heap), heapRetainedMiB: round(mem.retained),
+    maxPageMs: round(Math.max(...(times.length ? times : [totalMs])), 2),
+    rssGrowthMiB: round(mem.rss), heapGrowthMiB: round(mem.heap), heapRetainedMiB: round(mem.retained), load1: round(loadavg()[0]!, 2),
   };
   results.push(m);
-  console.log(`  ${driver} ${kind} n=${n}: total ${m.totalMs} ms, ${m.pages} pages (first ${m.firstPageMs}, median ${m.medianPageMs}, last ${m.lastPageMs} ms), RSS +${m.rssGrowthMiB} MiB, heap peak +${m.heapGrowthMiB} MiB, retained ${m.heapRetainedMiB} MiB`);
+  console.log(`  ${driver} ${kind} n=${n} run ${run}: total ${m.totalMs} ms, ${m.pages} pages (first ${m.firstPageMs}, median ${m.medianPageMs}, max ${m.maxPageMs}, last ${m.lastPageMs} ms), RSS +${m.rssGrowthMiB} MiB, heap peak +${m.heapGrowthMiB} MiB, retained ${m.heapRetainedMiB} MiB, load ${m.load1}`);
 }
 
-async function measureTags(driver: string, storage: StorageDriver, n: number): Promise<void> {
+/** Where a case's objects go, and how to write them fast. */
+interface Store {
+  driver: string;
+  storage: StorageDriver;
+  /** Write one object straight to the store (not through the driver's bookkeeping). */
+  put(key: string, bytes: Uint8Array): Promise<void>;
+  /** True when a previous run left a complete seed of this store (`--keep-seed`). */
+  seeded(): Promise<boolean>;
+  markSeeded(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Seed (unless already seeded), timed. */
+async function seed(store: Store, count: number, write: (i: number) => Promise<unknown>): Promise<number> {
+  if (await store.seeded()) return 0;
+  const t0 = performance.now();
+  await inParallel(count, write);
+  const ms = performance.now() - t0;
+  await store.markSeeded();
+  console.log(`  ${store.driver} seeded ${count} objects in ${(ms / 1000).toFixed(1)} s (${Math.round(count / (ms / 1000))} objects/s)`);
+  return ms;
+}
+
+const runsAt = (n: number): number => (n >= 100_000 ? RUNS_AT_100K : RUNS);
+
+async function measureTags(store: Store, n: number): Promise<void> {
   const name = `growth/tags-${n}`;
-  const digest = `sha256:${"0".repeat(64)}`;
-  await storage.write(catalogEntry(name), new TextEncoder().encode(name));
-  await inParallel(Array.from({ length: n }, (_, i) => `t${String(i).padStart(7, "0")}`), (tag) => storage.write(tagLink(name, tag), new TextEncoder().encode(digest)));
-  const registry = createRegistry({ storage, uploadSecret: "growth-bench-secret-0123456789abcdef" });
-  const t0 = performance.now();
-  const { value, ...mem } = await sampled(() => pageThrough(registry, `/v2/${name}/tags/list`, "tags"));
-  if (value.count !== n) throw new Error(`tags/list returned ${value.count} of ${n} tags`);
-  record(driver, "tags", n, value.times, performance.now() - t0, mem);
+  const digest = encoder.encode(`sha256:${"0".repeat(64)}`);
+  const seedMs = await seed(store, n + 1, (i) => (i === n ? store.put(catalogEntry(name), encoder.encode(name)) : store.put(tagLink(name, `t${String(i).padStart(7, "0")}`), digest)));
+  const registry = createRegistry({ storage: store.storage, uploadSecret: SECRET });
+  for (let run = 1; run <= runsAt(n); run++) {
+    const { value, ms, ...mem } = await sampled(() => pageThrough(registry, `/v2/${name}/tags/list`, "tags"));
+    if (value.count !== n) throw new Error(`tags/list returned ${value.count} of ${n} tags`);
+    record(store.driver, "tags", n, run, seedMs, value.times, ms, mem);
+  }
 }
 
-async function measureCatalog(driver: string, storage: StorageDriver, n: number): Promise<void> {
-  const names = Array.from({ length: n }, (_, i) => `growth-${n}/r${String(i).padStart(7, "0")}`);
-  await inParallel(names, (name) => storage.write(catalogEntry(name), new TextEncoder().encode(name)));
-  const registry = createRegistry({ storage, uploadSecret: "growth-bench-secret-0123456789abcdef" });
-  const t0 = performance.now();
-  const { value, ...mem } = await sampled(() => pageThrough(registry, "/v2/_catalog", "repositories"));
-  if (value.count < n) throw new Error(`_catalog returned ${value.count}, fewer than the ${n} seeded`);
-  record(driver, "catalog", n, value.times, performance.now() - t0, mem);
-}
-
-async function measureGc(driver: string, storage: StorageDriver, n: number): Promise<void> {
-  await inParallel(Array.from({ length: n }, (_, i) => i), async () => {
-    const bytes = randomBytes(64);
-    const digest = parseDigest(`sha256:${createHash("sha256").update(bytes).digest("hex")}`);
-    await storage.write(blobData(digest), bytes);
+async function measureCatalog(store: Store, n: number): Promise<void> {
+  const seedMs = await seed(store, n, (i) => {
+    const name = `growth-${n}/r${String(i).padStart(7, "0")}`;
+    return store.put(catalogEntry(name), encoder.encode(name));
   });
-  const t0 = performance.now();
-  const { value, ...mem } = await sampled(() => collectGarbage(storage, { dryRun: true, gracePeriodSeconds: 0 }));
-  if (value.blobs.removed.length < n) throw new Error(`GC found ${value.blobs.removed.length} unreferenced blobs, fewer than ${n}`);
-  record(driver, "gc", n, [], performance.now() - t0, mem);
+  const registry = createRegistry({ storage: store.storage, uploadSecret: SECRET });
+  for (let run = 1; run <= runsAt(n); run++) {
+    const { value, ms, ...mem } = await sampled(() => pageThrough(registry, "/v2/_catalog", "repositories"));
+    if (value.count !== n) throw new Error(`_catalog returned ${value.count} of the ${n} seeded`);
+    record(store.driver, "catalog", n, run, seedMs, value.times, ms, mem);
+  }
 }
 
-async function measureReferrers(driver: string, storage: StorageDriver, n: number): Promise<void> {
-  const registry = createRegistry({ storage, uploadSecret: "growth-bench-secret-0123456789abcdef" });
+/** A view of `storage` whose listings carry no sizes and times: GC then stats every blob. */
+function withoutListInfo(storage: StorageDriver): StorageDriver {
+  return { ...storage, list: (prefix, options) => storage.list(prefix, { ...(options?.after === undefined ? {} : { after: options.after }), ...(options?.limit === undefined ? {} : { limit: options.limit }) }) };
+}
+
+async function measureGc(store: Store, n: number, kinds: Array<"gc" | "gc-stat">): Promise<void> {
+  const seedMs = await seed(store, n, (i) => {
+    const bytes = createHash("sha256").update(`growth blob ${n} ${i}`).digest();
+    const digest = parseDigest(`sha256:${createHash("sha256").update(bytes).digest("hex")}`);
+    return store.put(blobData(digest), bytes);
+  });
+  for (let run = 1; run <= runsAt(n); run++) {
+    for (const kind of kinds) {
+      if (kind === "gc-stat" && !(GC_STAT_SIZES.includes(n) || run === 1)) continue; // a HEAD per blob: once at sizes not asked for
+      const storage = kind === "gc" ? store.storage : withoutListInfo(store.storage);
+      const { value, ms, ...mem } = await sampled(() => collectGarbage(storage, { dryRun: true, gracePeriodSeconds: 0 }));
+      if (value.blobs.removed.length !== n) throw new Error(`GC found ${value.blobs.removed.length} unreferenced blobs, not ${n}`);
+      record(store.driver, kind, n, run, seedMs, [], ms, mem);
+    }
+  }
+}
+
+async function measureReferrers(store: Store, n: number): Promise<void> {
+  const registry = createRegistry({ storage: store.storage, uploadSecret: SECRET });
   const name = "growth/referrers";
   const put = async (path: string, body: Uint8Array, type?: string): Promise<void> => {
     const res = await registry(new Request(`http://growth.bench${path}`, { method: path.includes("/manifests/") ? "PUT" : "POST", body: body as BodyInit, headers: type ? { "content-type": type } : {} }));
     if (res.status !== 201) throw new Error(`${path}: ${res.status} ${await res.text()}`);
   };
   const sha = (b: Uint8Array): string => `sha256:${createHash("sha256").update(b).digest("hex")}`;
-  const empty = new TextEncoder().encode("{}");
-  await put(`/v2/${name}/blobs/uploads/?digest=${sha(empty)}`, empty);
+  const empty = encoder.encode("{}");
   const manifestType = "application/vnd.oci.image.manifest.v1+json";
   const emptyDesc = { mediaType: "application/vnd.oci.empty.v1+json", digest: sha(empty), size: 2 };
-  const subject = new TextEncoder().encode(JSON.stringify({ schemaVersion: 2, mediaType: manifestType, config: emptyDesc, layers: [] }));
+  const subject = encoder.encode(JSON.stringify({ schemaVersion: 2, mediaType: manifestType, config: emptyDesc, layers: [] }));
+  await put(`/v2/${name}/blobs/uploads/?digest=${sha(empty)}`, empty);
   await put(`/v2/${name}/manifests/subject`, subject, manifestType);
-  await inParallel(Array.from({ length: n }, (_, i) => i), async (i) => {
-    const doc = new TextEncoder().encode(JSON.stringify({
+  const seedMs = await seed(store, n, async (i) => {
+    const doc = encoder.encode(JSON.stringify({
       schemaVersion: 2, mediaType: manifestType, artifactType: "application/vnd.example.signature", config: emptyDesc, layers: [emptyDesc],
       subject: { mediaType: manifestType, digest: sha(subject), size: subject.byteLength }, annotations: { n: String(i) },
     }));
     await put(`/v2/${name}/manifests/${sha(doc)}`, doc, manifestType);
   });
-  const t0 = performance.now();
-  const { value, ...mem } = await sampled(async () => {
-    const times: number[] = [];
-    let count = 0;
-    let next: string | undefined = `/v2/${name}/referrers/${sha(subject)}`;
-    while (next) {
-      const p0 = performance.now();
-      const res = await registry(new Request(`http://growth.bench${next}`));
-      const body = (await res.json()) as { manifests?: unknown[] };
-      times.push(performance.now() - p0);
-      count += body.manifests?.length ?? 0;
-      next = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get("link") ?? "")?.[1];
-    }
-    return { times, count };
-  });
-  if (value.count !== n) throw new Error(`referrers returned ${value.count} of ${n}`);
-  record(driver, "referrers", n, value.times, performance.now() - t0, mem);
+  for (let run = 1; run <= RUNS; run++) {
+    const { value, ms, ...mem } = await sampled(() => pageThrough(registry, `/v2/${name}/referrers/${sha(subject)}`, "manifests"));
+    if (value.count !== n) throw new Error(`referrers returned ${value.count} of ${n}`);
+    record(store.driver, "referrers", n, run, seedMs, value.times, ms, mem);
+  }
 }
 
-async function runDriver(driver: string, open: (label: string) => StorageDriver): Promise<void> {
-  console.log(`== ${driver}`);
+async function runDriver(open: (label: string) => Store): Promise<void> {
   for (const n of SIZES) {
-    for (const [kind, measure] of [["tags", measureTags], ["catalog", measureCatalog], ["gc", measureGc]] as const) {
-      const storage = open(`${kind}-${n}`);
+    const cases: Array<[string, (store: Store) => Promise<void>]> = [];
+    if (CASES.includes("tags")) cases.push(["tags", (s) => measureTags(s, n)]);
+    if (CASES.includes("catalog")) cases.push(["catalog", (s) => measureCatalog(s, n)]);
+    const gcKinds = (["gc", "gc-stat"] as const).filter((k) => CASES.includes(k));
+    if (gcKinds.length > 0) cases.push(["gc", (s) => measureGc(s, n, s.driver === "s3" ? gcKinds : gcKinds.filter((k) => k === "gc"))]);
+    for (const [label, measure] of cases) {
+      const store = open(`${label}-${n}`);
       try {
-        await measure(driver, storage, n);
+        await measure(store);
       } finally {
-        await storage.close?.();
+        await store.close();
       }
     }
   }
-  const storage = open("referrers");
+  if (!CASES.includes("referrers")) return;
+  const store = open(`referrers-${REFERRERS}`);
   try {
-    await measureReferrers(driver, storage, REFERRERS);
+    await measureReferrers(store, REFERRERS);
   } finally {
-    await storage.close?.();
+    await store.close();
   }
 }
 
-console.log(`registry-kit growth bench — ${new Date().toISOString()}; load ${loadavg().map((x) => x.toFixed(2)).join(" ")}; sizes ${SIZES.join(", ")}; referrers ${REFERRERS}`);
+function fsStore(work: string, label: string): Store {
+  const root = join(work, label);
+  return {
+    driver: "fs",
+    storage: fsStorage({ root, fsync: false }),
+    async put(key, bytes) {
+      const file = join(root, key);
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(file, bytes);
+    },
+    seeded: async () => false,
+    markSeeded: async () => undefined,
+    close: async () => undefined,
+  };
+}
+
+interface S3Server { endpoint: string; accessKeyId: string; secretAccessKey: string; region: string }
+
+function s3Store(server: S3Server, label: string): Store {
+  const aws = new AwsClient({ accessKeyId: server.accessKeyId, secretAccessKey: server.secretAccessKey, service: "s3", region: server.region });
+  const url = (key: string) => `${server.endpoint}/${BUCKET}/${label}/${key}`;
+  const send = async (method: string, key: string, body?: Uint8Array): Promise<Response> => {
+    const res = await aws.fetch(url(key), { method, ...(body ? { body: body as BodyInit, headers: { "content-length": String(body.byteLength) } } : {}) });
+    await res.arrayBuffer();
+    if (!res.ok && !(method === "HEAD" && res.status === 404)) throw new Error(`${method} ${url(key)}: ${res.status}`);
+    return res;
+  };
+  const storage = s3Storage({
+    endpoint: server.endpoint, bucket: BUCKET, region: server.region, rootDirectory: label, forcePathStyle: true,
+    accessKeyId: server.accessKeyId, secretAccessKey: server.secretAccessKey,
+  });
+  return {
+    driver: "s3",
+    storage,
+    put: async (key, bytes) => void (await send("PUT", key, bytes)),
+    seeded: async () => KEEP_SEED && (await send("HEAD", "~seeded")).status === 200,
+    markSeeded: async () => void (await send("PUT", "~seeded", encoder.encode(new Date().toISOString()))),
+    async close() {
+      if (!KEEP_SEED) {
+        await send("DELETE", "~seeded").catch(() => undefined);
+        await storage.deletePrefix("blobs");
+        await storage.deletePrefix("repositories");
+        await storage.deletePrefix("catalog");
+      }
+      await storage.close?.();
+    },
+  };
+}
+
+console.log(`registry-kit growth bench — ${new Date().toISOString()}; load ${loadavg().map((x) => x.toFixed(2)).join(" ")}; drivers ${DRIVERS.join(", ")}; sizes ${SIZES.join(", ")}; cases ${CASES.join(", ")}; runs ${RUNS} (${RUNS_AT_100K} at 100,000)`);
+const loadStart = loadavg();
 const work = mkdtempSync(join(tmpdir(), "rk-growth-"));
 let rgw: RgwServer | undefined;
 try {
-  if (DRIVERS.includes("fs")) await runDriver("fs", (label) => fsStorage({ root: join(work, label), fsync: false }));
+  if (DRIVERS.includes("fs")) {
+    console.log("== fs");
+    await runDriver((label) => fsStore(work, label));
+  }
   if (DRIVERS.includes("s3")) {
-    rgw = await startRadosgw();
-    await rgw.createBucket("growth");
-    const server = rgw;
-    await runDriver("s3", (label) => s3Storage({
-      endpoint: server.endpoint, bucket: "growth", region: server.region, rootDirectory: label, forcePathStyle: true,
-      accessKeyId: server.accessKeyId, secretAccessKey: server.secretAccessKey,
-    }));
+    console.log("== s3");
+    const env = process.env;
+    let server: S3Server;
+    if (env.S3_ENDPOINT && env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY) {
+      server = { endpoint: env.S3_ENDPOINT, accessKeyId: env.AWS_ACCESS_KEY_ID, secretAccessKey: env.AWS_SECRET_ACCESS_KEY, region: env.AWS_DEFAULT_REGION ?? "us-east-1" };
+    } else {
+      rgw = await startRadosgw({ osdBytes: 8 * 1024 * MiB });
+      server = rgw;
+    }
+    const aws = new AwsClient({ accessKeyId: server.accessKeyId, secretAccessKey: server.secretAccessKey, service: "s3", region: server.region });
+    const made = await aws.fetch(`${server.endpoint}/${BUCKET}`, { method: "PUT" });
+    const text = await made.text();
+    if (!made.ok && !text.includes("BucketAlreadyOwnedByYou")) throw new Error(`creating bucket ${BUCKET}: ${made.status} ${text}`);
+    await runDriver((label) => s3Store(server, label));
   }
 } finally {
   await rgw?.stop();
   rmSync(work, { recursive: true, force: true });
 }
 const loadEnd = loadavg();
-// Keep the results of drivers this run did not measure (e.g. `--drivers fs` after a full run).
+// Keep the results of drivers and cases this run did not measure (e.g. `--drivers fs` after a full run).
 const resultsFile = join(HERE, "results", "growth.json");
-let kept: Measure[] = [];
+let kept: GrowthResult[] = [];
 try {
-  kept = (JSON.parse(readFileSync(resultsFile, "utf8")) as { results: Measure[] }).results.filter((r) => !DRIVERS.includes(r.driver));
+  kept = (JSON.parse(readFileSync(resultsFile, "utf8")) as { results: GrowthResult[] }).results.filter((r) => r.run !== undefined && !(DRIVERS.includes(r.driver) && CASES.includes(r.kind)));
 } catch {
   kept = [];
 }
 results.unshift(...kept);
-writeFileSync(resultsFile, `${JSON.stringify({ date: new Date().toISOString(), load: loadEnd, sizes: SIZES, referrers: REFERRERS, results }, null, 2)}\n`);
-if (WRITE) writeDocs();
-
-/** The growth section of docs/performance.md: one table per case. */
-function writeDocs(): void {
-  const doc = join(ROOT, "docs", "performance.md");
-  const begin = "<!-- growth:begin -->";
-  const end = "<!-- growth:end -->";
-  const lines = [begin, "", `Measured ${new Date().toISOString().slice(0, 10)} by \`bench/growth.ts\` (load at the end ${loadEnd.map((x) => x.toFixed(2)).join(" ")}), in process, ${PAGE} entries a page.`, ""];
-  for (const kind of ["tags", "catalog", "gc", "referrers"] as const) {
-    const rows = results.filter((r) => r.kind === kind);
-    if (!rows.length) continue;
-    lines.push(`**${kind === "gc" ? "GC (dry run) over N blobs" : kind === "tags" ? "tags/list paged through N tags" : kind === "catalog" ? "_catalog paged through N repositories" : "referrers of one manifest"}**`, "");
-    lines.push("| driver | N | total ms | pages | first page ms | median page ms | last page ms | RSS peak growth MiB | heap peak growth MiB | heap retained MiB |", "|---|---|---|---|---|---|---|---|---|---|");
-    for (const r of rows) lines.push(`| ${r.driver} | ${r.n} | ${r.totalMs} | ${r.pages || "—"} | ${r.pages ? r.firstPageMs : "—"} | ${r.pages ? r.medianPageMs : "—"} | ${r.pages ? r.lastPageMs : "—"} | ${r.rssGrowthMiB} | ${r.heapGrowthMiB} | ${r.heapRetainedMiB} |`);
-    lines.push("");
-  }
-  lines.push(end);
-  const text = readFileSync(doc, "utf8");
-  const at = text.indexOf(begin);
-  const updated = at >= 0 ? text.slice(0, at) + lines.join("\n") + text.slice(text.indexOf(end) + end.length) : `${text.trimEnd()}\n\n## Cost growth (issue 22)\n\n${lines.join("\n")}\n`;
-  writeFileSync(doc, updated);
+writeFileSync(resultsFile, `${JSON.stringify({ date: new Date().toISOString(), loadStart, loadEnd, sizes: SIZES, referrers: REFERRERS, runs: RUNS, results }, null, 2)}\n`);
+if (WRITE) {
+  writeGrowthDocs(join(ROOT, "docs"), results, PAGE);
+  console.log("wrote docs/performance.md (growth section) and docs/performance-growth.svg");
 }
+

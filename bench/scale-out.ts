@@ -4,33 +4,38 @@
  * behind nginx round-robin (the rig of test/interop/scale-out.test.ts), with
  * the CPU each process used during each phase.
  *
- *   node --import tsx bench/scale-out.ts [--quick] [--no-write] [--rounds 3] [--images 8] [--size-mib 32] [--backends 1,2,4]
+ *   node --import tsx bench/scale-out.ts [--quick] [--no-write] [--rounds 3] [--images 8] [--size-mib 32] [--backends 1,2,4] [--rgw-dir DIR]
  *   node --import tsx bench/scale-out.ts --from-json bench/results/scale-out.json   # re-render the docs section only
  *
  * Per N: start N processes (storage.s3, shared http.secret and key files) and
  * nginx; warm up; then `--rounds` times: `--images` concurrent pushes of one
  * `--size-mib` layer each (the registry-kit client, monolithic POST + PUT, into
  * fresh repositories), then as many concurrent pulls of them (digests
- * verified). Figures are medians over the rounds. The results replace the
+ * verified); after the rounds, the first round's images are pulled again from
+ * every process directly (digests verified), so each process serves what any
+ * other stored. Figures are medians over the rounds, with their range. `--rgw-dir`
+ * uses a radosgw already started by scripts/s3-server/start-rgw.sh in DIR
+ * (left running) instead of a throw-away one. The results replace the
  * section between `<!-- scale-out:start -->` and `<!-- scale-out:end -->` in
  * docs/performance.md (the rest of the file is left alone; the file is created
- * when missing) and go to bench/results/scale-out.json.
+ * when missing), the chart docs/performance-scale-out.svg, and bench/results/scale-out.json.
  *
  * Installs nothing: a missing radosgw or nginx stops the run with the hint.
  */
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
+import { cpus, loadavg, totalmem } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createClient, memoryImageStore } from "../src/client/index.js";
 import { OCI_LAYER_GZIP, sha256 } from "../test/interop/helpers/image.js";
 import { tempDir } from "../test/interop/helpers/process.js";
 import {
-  cpuSeconds, makeImage, memoryStoreOf, startBackends, startNginx, startRadosgw, writeSharedKeys,
+  attachRadosgw, cpuSeconds, makeImage, memoryStoreOf, startBackends, startNginx, startRadosgw, writeSharedKeys,
   type Backend, type Nginx, type RgwServer, type SharedImage,
 } from "../test/interop/helpers/scale-out.js";
 import { freePort } from "../test/interop/helpers/process.js";
+import { renderScaleOutChart } from "./scale-out-chart.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const MiB = 1024 * 1024;
@@ -61,6 +66,10 @@ interface Result {
   backends: number;
   push: Phase[];
   pull: Phase[];
+  /** 1-minute load average before the first round and after the last. */
+  load?: [number, number];
+  /** Images pulled back from every process directly after the rounds, digests verified. */
+  verified?: { images: number; processes: number };
 }
 
 const median = (xs: number[]) => {
@@ -140,7 +149,7 @@ async function runFor(n: number, rgw: RgwServer, images: SharedImage[], work: st
       await client.pull(`${host}/bench/warm-${i}:v1`, memoryImageStore());
     }
 
-    const result: Result = { backends: n, push: [], pull: [] };
+    const result: Result = { backends: n, push: [], pull: [], load: [loadavg()[0]!, 0] };
     for (let round = 0; round < ROUNDS; round++) {
       const repo = (i: number) => `${host}/bench/n${n}-r${round}-${i}:v1`;
       result.push.push(await measure(groups, total, async () => {
@@ -159,6 +168,17 @@ async function runFor(n: number, rgw: RgwServer, images: SharedImage[], work: st
       const q = result.pull.at(-1)!;
       console.log(`N=${n} round ${round + 1}: push ${p.mibPerSecond.toFixed(1)} MiB/s (${p.seconds.toFixed(2)} s), pull ${q.mibPerSecond.toFixed(1)} MiB/s (${q.seconds.toFixed(2)} s)`);
     }
+    result.load![1] = loadavg()[0]!;
+    // Every process serves every image, whichever process stored it: the first round's, from each directly.
+    for (const b of backends) {
+      await client.login(b.url, ADMIN.username, ADMIN.password);
+      await Promise.all(images.map(async (img, i) => {
+        const pulled = await client.pull(`127.0.0.1:${b.port}/bench/n${n}-r0-${i}:v1`, memoryImageStore());
+        if (pulled.manifest.digest !== img.manifestDigest) throw new Error(`pull from process ${b.index + 1}: digest ${pulled.manifest.digest}`);
+      }));
+    }
+    result.verified = { images: images.length, processes: backends.length };
+    console.log(`N=${n}: the ${images.length} images of round 1 pull back intact from each of the ${backends.length} processes`);
     const errors = backends.flatMap((b) => b.accessLog().filter((l) => l.status >= 500 || l.status === 0));
     if (errors.length > 0) throw new Error(`N=${n}: ${errors.length} requests failed: ${JSON.stringify(errors.slice(0, 5))}`);
     return result;
@@ -194,8 +214,13 @@ function section(results: Result[], env: string, run: RunInfo = { images: IMAGES
   const rows = results.map((r) => {
     const push = medianPhase(r.push);
     const pull = medianPhase(r.pull);
-    return { n: r.backends, push, pull };
+    return { n: r.backends, push, pull, result: r };
   });
+  const range = (phases: Phase[]) => {
+    const xs = phases.map((p) => p.mibPerSecond);
+    return xs.length > 1 ? ` (${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)})` : "";
+  };
+  const loads = results.flatMap((r) => r.load ?? []);
   const base = rows[0]!;
   const lines = [
     START,
@@ -205,14 +230,21 @@ function section(results: Result[], env: string, run: RunInfo = { images: IMAGES
     `${IMAGES_} concurrent clients each push one ${SIZE_ / MiB} MiB layer (the registry-kit client, monolithic POST + PUT,`,
     `into fresh repositories), then pull them back (digests verified), through nginx round-robin in front of N`,
     "`registry-kit serve` processes with `storage.s3` on one radosgw bucket (Ceph 16.2, one memstore OSD, all on",
-    `loopback). Token auth through the processes' own token service. Median of ${ROUNDS_} round${ROUNDS_ > 1 ? "s" : ""};`,
-    "CPU in % of one core during the phase (200 % = both cores), from `/proc/<pid>/stat`.",
+    `loopback). Token auth through the processes' own token service. Median of ${ROUNDS_} round${ROUNDS_ > 1 ? "s" : ""}`,
+    `with the range in brackets; CPU in % of one core during the phase (200 % = both cores: **the machine has 2 cores**,`,
+    `shared with other work${loads.length ? `: 1-minute load average ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)} around the runs` : ""}), from \`/proc/<pid>/stat\`.`,
+    "After the rounds of each N, the first round's images are pulled again from every process directly, digests",
+    "verified: whichever process stored a blob, every other one serves it intact.",
     "",
-    "| processes | push MiB/s | pull MiB/s | push vs N=1 | pull vs N=1 |",
-    "|---:|---:|---:|---:|---:|",
+    "| processes | push MiB/s | pull MiB/s | push vs N=1 | pull vs N=1 | load before → after | pulled back intact |",
+    "|---:|---:|---:|---:|---:|---|---|",
     ...rows.map((r) =>
-      `| ${r.n} | ${r.push.mibPerSecond.toFixed(0)} | ${r.pull.mibPerSecond.toFixed(0)} | ` +
-      `${(r.push.mibPerSecond / base.push.mibPerSecond).toFixed(2)}× | ${(r.pull.mibPerSecond / base.pull.mibPerSecond).toFixed(2)}× |`),
+      `| ${r.n} | ${r.push.mibPerSecond.toFixed(0)}${range(r.result.push)} | ${r.pull.mibPerSecond.toFixed(0)}${range(r.result.pull)} | ` +
+      `${(r.push.mibPerSecond / base.push.mibPerSecond).toFixed(2)}× | ${(r.pull.mibPerSecond / base.pull.mibPerSecond).toFixed(2)}× | ` +
+      `${r.result.load ? `${r.result.load[0].toFixed(1)} → ${r.result.load[1].toFixed(1)}` : "—"} | ` +
+      `${r.result.verified ? `all ${ROUNDS_ * IMAGES_} pulls via nginx; ${r.result.verified.images} images × ${r.result.verified.processes} process${r.result.verified.processes > 1 ? "es" : ""} directly` : "via nginx"} |`),
+    "",
+    "![aggregate push and pull MiB/s against the number of processes](performance-scale-out.svg)",
     "",
     "CPU per process during the median round:",
     "",
@@ -318,14 +350,18 @@ async function main(): Promise<void> {
     const saved = JSON.parse(readFileSync(fromJson, "utf8")) as RunInfo & { env: string; results: Result[] };
     const text = section(saved.results, saved.env, saved);
     console.log(text);
-    if (WRITE) console.log(`wrote ${writeSection(text)}`);
+    if (WRITE) {
+      console.log(`wrote ${writeSection(text)}`);
+      writeFileSync(join(ROOT, "docs/performance-scale-out.svg"), renderScaleOutChart(saved.results, saved));
+    }
     work.remove();
     return;
   }
   try {
     console.log(`scale-out bench: N = ${BACKENDS.join(", ")}; ${IMAGES} × ${SIZE / MiB} MiB, ${ROUNDS} round(s)`);
     const images = makeImages(IMAGES, SIZE);
-    rgw = await startRadosgw({ osdBytes: 12 * 1024 * MiB });
+    const rgwDir = arg("--rgw-dir");
+    rgw = rgwDir ? attachRadosgw(rgwDir) : await startRadosgw({ osdBytes: 12 * 1024 * MiB });
     await rgw.createBucket(BUCKET);
     const results: Result[] = [];
     for (const n of BACKENDS) results.push(await runFor(n, rgw, images, work.path));
@@ -334,7 +370,10 @@ async function main(): Promise<void> {
     console.log(`\n${text}\n`);
     mkdirSync(join(ROOT, "bench/results"), { recursive: true });
     writeFileSync(join(ROOT, "bench/results/scale-out.json"), JSON.stringify({ env, date: new Date().toISOString().slice(0, 10), images: IMAGES, size: SIZE, rounds: ROUNDS, results }, null, 2));
-    if (WRITE && !QUICK) console.log(`wrote ${writeSection(text)}`);
+    if (WRITE && !QUICK) {
+      console.log(`wrote ${writeSection(text)}`);
+      writeFileSync(join(ROOT, "docs/performance-scale-out.svg"), renderScaleOutChart(results, { images: IMAGES, size: SIZE, rounds: ROUNDS, env }));
+    }
   } finally {
     await cleanup();
   }

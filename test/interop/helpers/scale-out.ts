@@ -62,23 +62,36 @@ export async function startRadosgw(options: { osdBytes?: number } = {}): Promise
     parent.remove();
     throw new Error(`start-rgw.sh failed (exit ${started.code}${started.timedOut ? ", timed out" : ""}): ${started.stderr.slice(-3000)}`);
   }
+  const rgw = attachRadosgw(dir);
+  let stopped = false;
+  rgw.stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await run("bash", [join(RGW_SCRIPTS, "stop-rgw.sh")], { env, timeoutMs: 60_000 }).catch(() => undefined);
+    parent.remove();
+  };
+  return rgw;
+}
+
+/**
+ * Use a radosgw already started by start-rgw.sh in `dir` (its `env` and `pids`
+ * files), e.g. one shared by several benchmark runs. `stop()` leaves it running.
+ * An existing bucket is fine for `createBucket`.
+ */
+export function attachRadosgw(dir: string): RgwServer {
   const vars = Object.fromEntries(
     readFileSync(join(dir, "env"), "utf8").split("\n").filter((l) => l.includes("=")).map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
   ) as Record<string, string>;
-  let stopped = false;
   const rgw: RgwServer = {
     endpoint: vars.S3_ENDPOINT!,
     accessKeyId: vars.AWS_ACCESS_KEY_ID!,
     secretAccessKey: vars.AWS_SECRET_ACCESS_KEY!,
     region: vars.AWS_DEFAULT_REGION ?? "us-east-1",
     dir,
-    daemons() {
-      if (!existsSync(join(dir, "pids"))) return [];
-      return readFileSync(join(dir, "pids"), "utf8").trim().split("\n").filter(Boolean).map((l) => {
-        const [pid, name] = l.split(" ");
-        return { pid: Number(pid), name: name ?? "?" };
-      });
-    },
+    daemons: () => (!existsSync(join(dir, "pids")) ? [] : readFileSync(join(dir, "pids"), "utf8").trim().split("\n").filter(Boolean).map((l) => {
+      const [pid, name] = l.split(" ");
+      return { pid: Number(pid), name: name ?? "?" };
+    })),
     async request(method, path) {
       const signed = await new AwsV4Signer({
         method, url: rgw.endpoint + path, accessKeyId: rgw.accessKeyId, secretAccessKey: rgw.secretAccessKey, service: "s3", region: rgw.region,
@@ -88,14 +101,9 @@ export async function startRadosgw(options: { osdBytes?: number } = {}): Promise
     async createBucket(name) {
       const res = await rgw.request("PUT", `/${name}`);
       const text = await res.text();
-      if (!res.ok) throw new Error(`creating bucket ${name}: ${res.status} ${text}`);
+      if (!res.ok && !text.includes("BucketAlreadyOwnedByYou")) throw new Error(`creating bucket ${name}: ${res.status} ${text}`);
     },
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      await run("bash", [join(RGW_SCRIPTS, "stop-rgw.sh")], { env, timeoutMs: 60_000 }).catch(() => undefined);
-      parent.remove();
-    },
+    stop: async () => undefined,
   };
   return rgw;
 }
