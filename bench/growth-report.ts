@@ -43,11 +43,14 @@ const median = (xs: number[]): number => {
 const fmt = (x: number): string => (x >= 100 ? Math.round(x).toLocaleString("en-US") : String(round(x, x >= 10 ? 1 : 2)));
 const esc = (s: string): string => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
-/** The results grouped by driver, kind and N, in the order first seen. */
+const DRIVER_ORDER = ["fs", "s3", "memory"];
+
+/** The results grouped by driver, kind and N; by driver (fs, s3, others), then N. */
 function groups(results: GrowthResult[]): GrowthResult[][] {
   const map = new Map<string, GrowthResult[]>();
   for (const r of results) map.set(`${r.driver} ${r.kind} ${r.n}`, [...(map.get(`${r.driver} ${r.kind} ${r.n}`) ?? []), r]);
-  return [...map.values()];
+  const rank = (d: string) => (DRIVER_ORDER.includes(d) ? DRIVER_ORDER.indexOf(d) : DRIVER_ORDER.length);
+  return [...map.values()].sort((a, b) => rank(a[0]!.driver) - rank(b[0]!.driver) || a[0]!.n - b[0]!.n);
 }
 
 /** The median of `values` with their range in brackets when the runs differ. */
@@ -104,7 +107,7 @@ interface Series {
   points: Array<{ n: number; mid: number; lo: number; hi: number }>;
 }
 
-const COLORS: Record<string, string> = { fs: "#2f6fdf", s3: "#d9730d", "s3 HEAD": "#9aa3ad" };
+const COLORS: Record<string, string> = { fs: "#2f6fdf", s3: "#d9730d", "s3 HEAD": "#9aa3ad", memory: "#1a7f37" };
 
 function seriesOf(results: GrowthResult[], kinds: Array<GrowthResult["kind"]>, value: (r: GrowthResult) => number): Series[] {
   const out: Series[] = [];
@@ -135,9 +138,9 @@ export function renderGrowthChart(results: GrowthResult[], date: string): string
     { title: "GC (dry run)", unit: "ms per 1,000 blobs", series: seriesOf(results, ["gc", "gc-stat"], (r) => (r.totalMs / r.n) * 1000) },
   ].filter((p) => p.series.length > 0);
   const W = 980;
-  const H = 380;
+  const H = 410;
   const pw = (W - 40) / Math.max(1, panels.length);
-  const top = 86;
+  const top = 106;
   const ph = 210;
   const sizes = [...new Set(results.filter((r) => r.kind !== "referrers").map((r) => r.n))].sort((a, b) => a - b);
   const loads = results.map((r) => r.load1);
@@ -176,7 +179,8 @@ export function renderGrowthChart(results: GrowthResult[], date: string): string
       }
     }
   });
-  out.push(`<text x="16" y="${H - 14}" fill="#555" font-size="11">${esc("fs: files under one directory per prefix, the sorted listing of a large directory kept while unchanged; s3: radosgw (Ceph 16.2, memstore OSD) on loopback, ListObjectsV2 from start-after")}</text>`);
+  out.push(`<text x="16" y="${H - 30}" fill="#555" font-size="11">${esc("fs: a directory per prefix, the sorted listing of a large directory kept while unchanged (the first page after a change reads it all)")}</text>`);
+  out.push(`<text x="16" y="${H - 14}" fill="#555" font-size="11">${esc("s3: radosgw (Ceph 16.2, memstore OSD) on loopback, a page is one ListObjectsV2 from start-after · memory: sorts every key at each page")}</text>`);
   out.push("</svg>");
   return out.join("\n") + "\n";
 }

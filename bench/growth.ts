@@ -2,17 +2,18 @@
  * Cost growth (issue 22): does the cost of one page stay flat while the total
  * grows, is the total linear, and does memory stay flat?
  *
- *   node --expose-gc --import tsx bench/growth.ts [--drivers fs,s3] [--sizes 1000,10000,100000]
- *     [--cases tags,catalog,gc,gc-stat,referrers] [--runs 3] [--runs-at-100000 1] [--gc-stat-sizes 1000,10000]
+ *   node --expose-gc --import tsx bench/growth.ts [--drivers fs,s3,memory] [--sizes 1000,10000,100000]
+ *     [--cases tags,catalog,gc,gc-stat,referrers] [--runs 3] [--runs-at-100000 1] [--gc-stat-sizes 1000,10000,100000]
  *     [--referrers 1000] [--seed-concurrency 48] [--keep-seed] [--no-write]
  *
- * For each storage driver (fs in a temp dir; S3 on radosgw) and each size N:
+ * For each storage driver (fs in a temp dir; S3 on radosgw; memory when asked)
+ * and each size N:
  * N tags paged through `tags/list?n=1000`, N repositories paged through
  * `_catalog?n=1000`, a GC (dry run) over N blobs; and once per driver the
  * referrers of one manifest with `--referrers` referrers. On S3 `gc-stat` runs
  * the same GC on a driver that gives no sizes and times with its listing, so
  * the sweep stats every blob (a HEAD each, the way GC worked before), side by
- * side with `gc`. The registry handler is called in process (no HTTP), so the
+ * side with `gc` (once at 100,000: it takes minutes). The registry handler is called in process (no HTTP), so the
  * figures are the registry's and the driver's cost alone.
  *
  * Seeding writes the layout's keys (tags, catalog markers, blobs) straight to
@@ -44,6 +45,7 @@ import { collectGarbage, createRegistry } from "../src/registry/index.js";
 import { blobData, catalogEntry, tagLink } from "../src/registry/layout.js";
 import type { StorageDriver } from "../src/storage/driver.js";
 import { fsStorage } from "../src/storage/fs/index.js";
+import { memoryStorage } from "../src/storage/memory/index.js";
 import { s3Storage } from "../src/storage/s3/index.js";
 import { parseDigest } from "../src/oci/digest.js";
 import { startRadosgw, type RgwServer } from "../test/interop/helpers/scale-out.js";
@@ -59,7 +61,7 @@ const SIZES = list("--sizes", "1000,10000,100000").map(Number);
 const CASES = list("--cases", "tags,catalog,gc,gc-stat,referrers");
 const RUNS = Number(arg("--runs") ?? 3);
 const RUNS_AT_100K = Number(arg("--runs-at-100000") ?? RUNS);
-const GC_STAT_SIZES = list("--gc-stat-sizes", "1000,10000").map(Number);
+const GC_STAT_SIZES = list("--gc-stat-sizes", "1000,10000,100000").map(Number);
 const REFERRERS = Number(arg("--referrers") ?? 1000);
 const SEED_CONCURRENCY = Number(arg("--seed-concurrency") ?? 48);
 const KEEP_SEED = argv.includes("--keep-seed");
@@ -142,19 +144,20 @@ interface Store {
   storage: StorageDriver;
   /** Write one object straight to the store (not through the driver's bookkeeping). */
   put(key: string, bytes: Uint8Array): Promise<void>;
-  /** True when a previous run left a complete seed of this store (`--keep-seed`). */
-  seeded(): Promise<boolean>;
-  markSeeded(): Promise<void>;
+  /** How long seeding took when a previous run left a complete seed of this store (`--keep-seed`). */
+  seeded(): Promise<number | undefined>;
+  markSeeded(ms: number): Promise<void>;
   close(): Promise<void>;
 }
 
 /** Seed (unless already seeded), timed. */
 async function seed(store: Store, count: number, write: (i: number) => Promise<unknown>): Promise<number> {
-  if (await store.seeded()) return 0;
+  const earlier = await store.seeded();
+  if (earlier !== undefined) return earlier;
   const t0 = performance.now();
   await inParallel(count, write);
   const ms = performance.now() - t0;
-  await store.markSeeded();
+  await store.markSeeded(ms);
   console.log(`  ${store.driver} seeded ${count} objects in ${(ms / 1000).toFixed(1)} s (${Math.round(count / (ms / 1000))} objects/s)`);
   return ms;
 }
@@ -199,7 +202,7 @@ async function measureGc(store: Store, n: number, kinds: Array<"gc" | "gc-stat">
   });
   for (let run = 1; run <= runsAt(n); run++) {
     for (const kind of kinds) {
-      if (kind === "gc-stat" && !(GC_STAT_SIZES.includes(n) || run === 1)) continue; // a HEAD per blob: once at sizes not asked for
+      if (kind === "gc-stat" && (!GC_STAT_SIZES.includes(n) || (n >= 100_000 && run > 1))) continue; // a HEAD per blob: once at 100,000
       const storage = kind === "gc" ? store.storage : withoutListInfo(store.storage);
       const { value, ms, ...mem } = await sampled(() => collectGarbage(storage, { dryRun: true, gracePeriodSeconds: 0 }));
       if (value.blobs.removed.length !== n) throw new Error(`GC found ${value.blobs.removed.length} unreferenced blobs, not ${n}`);
@@ -261,6 +264,18 @@ async function runDriver(open: (label: string) => Store): Promise<void> {
   }
 }
 
+function memoryStore(): Store {
+  const storage = memoryStorage();
+  return {
+    driver: "memory",
+    storage,
+    put: async (key, bytes) => void (await storage.write(key, bytes)),
+    seeded: async () => undefined,
+    markSeeded: async () => undefined,
+    close: async () => undefined,
+  };
+}
+
 function fsStore(work: string, label: string): Store {
   const root = join(work, label);
   return {
@@ -271,7 +286,7 @@ function fsStore(work: string, label: string): Store {
       mkdirSync(dirname(file), { recursive: true });
       writeFileSync(file, bytes);
     },
-    seeded: async () => false,
+    seeded: async () => undefined,
     markSeeded: async () => undefined,
     close: async () => undefined,
   };
@@ -296,8 +311,13 @@ function s3Store(server: S3Server, label: string): Store {
     driver: "s3",
     storage,
     put: async (key, bytes) => void (await send("PUT", key, bytes)),
-    seeded: async () => KEEP_SEED && (await send("HEAD", "~seeded")).status === 200,
-    markSeeded: async () => void (await send("PUT", "~seeded", encoder.encode(new Date().toISOString()))),
+    async seeded() {
+      if (!KEEP_SEED) return undefined;
+      const res = await aws.fetch(url("~seeded"));
+      const text = await res.text();
+      return res.ok ? Number(text) || 0 : undefined;
+    },
+    markSeeded: async (ms) => void (await send("PUT", "~seeded", encoder.encode(String(Math.round(ms))))),
     async close() {
       if (!KEEP_SEED) {
         await send("DELETE", "~seeded").catch(() => undefined);
@@ -315,6 +335,10 @@ const loadStart = loadavg();
 const work = mkdtempSync(join(tmpdir(), "rk-growth-"));
 let rgw: RgwServer | undefined;
 try {
+  if (DRIVERS.includes("memory")) {
+    console.log("== memory");
+    await runDriver(() => memoryStore());
+  }
   if (DRIVERS.includes("fs")) {
     console.log("== fs");
     await runDriver((label) => fsStore(work, label));
@@ -340,11 +364,11 @@ try {
   rmSync(work, { recursive: true, force: true });
 }
 const loadEnd = loadavg();
-// Keep the results of drivers and cases this run did not measure (e.g. `--drivers fs` after a full run).
+// Keep the results of drivers, cases and sizes this run did not measure (e.g. `--drivers fs` after a full run).
 const resultsFile = join(HERE, "results", "growth.json");
 let kept: GrowthResult[] = [];
 try {
-  kept = (JSON.parse(readFileSync(resultsFile, "utf8")) as { results: GrowthResult[] }).results.filter((r) => r.run !== undefined && !(DRIVERS.includes(r.driver) && CASES.includes(r.kind)));
+  kept = (JSON.parse(readFileSync(resultsFile, "utf8")) as { results: GrowthResult[] }).results.filter((r) => r.run !== undefined && !(DRIVERS.includes(r.driver) && CASES.includes(r.kind) && (r.kind === "referrers" || SIZES.includes(r.n))));
 } catch {
   kept = [];
 }

@@ -68,7 +68,7 @@ export function renderScaleOutChart(results: ResultLike[], run: { images: number
     out.push(`<text x="${gx.toFixed(1)}" y="${top + ph + 18}" text-anchor="middle">${s.n} process${s.n > 1 ? "es" : ""}</text>`);
   });
   out.push(`<text x="16" y="${H - 30}" fill="#555" font-size="11">${esc(run.env)}</text>`);
-  out.push(`<text x="16" y="${H - 14}" fill="#555" font-size="11">${esc("Every pushed image pulled back with digests verified, through nginx and from each process directly. On 2 cores more processes share the same CPU: see the CPU table.")}</text>`);
+  out.push(`<text x="16" y="${H - 14}" fill="#555" font-size="11">${esc("Every pushed image pulled back, digests verified, through nginx and from each process directly. 2 cores shared with other jobs: throughput follows the rig's CPU share (docs/performance.md).")}</text>`);
   out.push("</svg>");
   return out.join("\n") + "\n";
 }
