@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { GcReport } from "../../src/registry/index.js";
+import { collectGarbage, type GcReport } from "../../src/registry/index.js";
 import type { StorageDriver } from "../../src/storage/driver.js";
 import { allKeys, clockedStorage, HOUR } from "./clocked-storage.js";
 import { bytes, imageManifest, pushBlob, req, sha256, type Handler } from "./helpers.js";
@@ -236,6 +236,33 @@ describe("collectGarbage", () => {
     expect(report.blobs.bytes).toBe(1 + 1000 + 65_537 + manifestBytes + configBytes + "kept".length);
     expect(report.bytesFreed).toBe(report.blobs.bytes);
     expect(report.blobs.removed).toHaveLength(6);
+  });
+
+  it("takes blob sizes and ages from the listing where the driver gives them: no stat per blob, the same report", async () => {
+    const { storage, registry, clock } = clockedStorage();
+    for (let i = 0; i < 5; i++) await pushBlob(registry, "app", `orphan ${i}`);
+    await push(registry, "app", "v1", ["kept"]);
+    clock.now += 2 * HOUR;
+    const counted = (listInfo: boolean) => {
+      const stats: string[] = [];
+      const view: StorageDriver = {
+        ...storage,
+        stat: async (key) => (stats.push(key), storage.stat(key)),
+        list: async (prefix, options) => {
+          const page = await storage.list(prefix, options);
+          return listInfo ? page : { keys: page.keys, truncated: page.truncated };
+        },
+      };
+      return { stats, run: () => collectGarbage(view, { dryRun: true, now: () => new Date(clock.now) }) };
+    };
+    const withInfo = counted(true);
+    const withoutInfo = counted(false);
+    const [a, b] = [await withInfo.run(), await withoutInfo.run()];
+    expect(a).toEqual(b);
+    expect(a.blobs.removed).toHaveLength(5);
+    expect(a.blobs.bytes).toBe("orphan 0".length * 5);
+    const blobStats = (keys: string[]) => keys.filter((k) => k.startsWith("blobs/")).length;
+    expect([blobStats(withInfo.stats), blobStats(withoutInfo.stats)]).toEqual([0, 5]);
   });
 
   it("a push racing the GC leaves a pullable image", { timeout: 600_000 }, async () => {
