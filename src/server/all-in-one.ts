@@ -81,7 +81,12 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
     deleteEnabled: config.deleteEnabled,
     redirect: config.redirect,
     readOnly: config.readOnly ?? false,
-    limits: { listEntries: config.catalogMaxEntries, uploadIdleSeconds: config.uploads.idleSeconds, ...config.uploads.limits },
+    limits: {
+      listEntries: config.catalogMaxEntries,
+      uploadIdleSeconds: config.uploads.idleSeconds,
+      uploadMaxAgeSeconds: Math.max(config.uploads.idleSeconds, LIBRARY_UPLOAD_MAX_AGE_SECONDS),
+      ...config.uploads.limits,
+    },
     log,
     ...(metrics ? { metrics } : {}),
     ...(config.proxy ? { pullThrough: pullThroughOf(config.proxy) } : {}),
@@ -128,6 +133,9 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
     }),
   };
 }
+
+/** `createRegistry`'s default `limits.uploadMaxAgeSeconds`; a longer `uploadpurging.age` extends it. */
+const LIBRARY_UPLOAD_MAX_AGE_SECONDS = 24 * 3600;
 
 /** What {@link createAllInOne} built, for the banner (never secrets other than a generated admin password). */
 function describeAllInOne(

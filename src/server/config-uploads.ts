@@ -2,9 +2,11 @@
  * Upload limits and the purge of abandoned uploads, read from
  * `storage.maintenance.uploadpurging` (Distribution's keys: `enabled`, `age`,
  * `interval`, `dryrun`) and `registrykit.uploads` (`peruser`,
- * `perrepository`, `bytesperuser`, `bytesperrepository`). registry-kit's
- * defaults are far shorter than Distribution's 168h/24h: an upload idle for
- * an hour is abandoned, and the purge runs every 10 minutes.
+ * `perrepository`, `bytesperuser`, `bytesperrepository`). The defaults are
+ * Distribution's (on, `age: 168h`, `interval: 24h`, `dryrun: false`), so a
+ * Distribution config behaves as it did; the library's own default idle time
+ * (`limits.uploadIdleSeconds`, one hour) applies only to `createRegistry` used
+ * directly.
  *
  * @module
  */
@@ -12,7 +14,13 @@ import { bool, byteSize, ConfigError, duration, positiveInt } from "./config-val
 
 /** What the all-in-one server does about open uploads. */
 export interface UploadsConfig {
-  /** Seconds without a byte written after which an upload is abandoned. */
+  /**
+   * `uploadpurging.age` in seconds: an upload without a byte written for this
+   * long is abandoned and purged (the registry's `limits.uploadIdleSeconds`).
+   * The all-in-one server also lets an upload run this long from its start
+   * when that is longer than the library's 24 hours (`uploadMaxAgeSeconds`),
+   * since Distribution keeps an upload until its age passes.
+   */
   idleSeconds: number;
   /** The periodic purge; `undefined` = off. */
   purge?: {
@@ -34,8 +42,10 @@ export interface UploadsConfig {
   };
 }
 
-const DEFAULT_AGE_MS = 3600 * 1000;
-const DEFAULT_INTERVAL_MS = 10 * 60 * 1000;
+/** Distribution's `uploadpurging.age` default: uploads untouched for a week are purged. */
+export const DEFAULT_PURGE_AGE_MS = 168 * 3600 * 1000;
+/** Distribution's `uploadpurging.interval` default: one purge a day. */
+export const DEFAULT_PURGE_INTERVAL_MS = 24 * 3600 * 1000;
 
 /** Read the upload settings. */
 export function resolveUploads(
@@ -43,9 +53,9 @@ export function resolveUploads(
   named: (key: string) => string,
 ): UploadsConfig {
   const p = (key: string) => `storage.maintenance.uploadpurging.${key}`;
-  const ageMs = opt(p("age"), duration) ?? DEFAULT_AGE_MS;
+  const ageMs = opt(p("age"), duration) ?? DEFAULT_PURGE_AGE_MS;
   if (ageMs < 1000) throw new ConfigError(named(p("age")), "must be at least 1s");
-  const intervalMs = opt(p("interval"), duration) ?? DEFAULT_INTERVAL_MS;
+  const intervalMs = opt(p("interval"), duration) ?? DEFAULT_PURGE_INTERVAL_MS;
   if (intervalMs < 1000) throw new ConfigError(named(p("interval")), "must be at least 1s");
   const enabled = opt(p("enabled"), bool) ?? true;
   const u = (key: string) => `registrykit.uploads.${key}`;

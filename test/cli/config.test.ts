@@ -81,7 +81,7 @@ describe("built-in defaults (serve without CONFIG)", () => {
       users: { prefix: "/api", selfRegistration: false, adminUsername: "admin" },
       ui: { prefix: "/ui" },
       keyDirectory: "/srv/app/data/keys",
-      uploads: { idleSeconds: 3600, purge: { intervalMs: 600_000, dryRun: false }, limits: {} },
+      uploads: { idleSeconds: 604_800, purge: { intervalMs: 86_400_000, dryRun: false }, limits: {} },
     });
   });
 
