@@ -42,7 +42,7 @@ export function bannerLines(url: string, info: AllInOneInfo, version: string, li
   } else {
     lines.push(`${READY} ${url} (registry-kit ${version})`);
   }
-  lines.push(`  registry        ${url}/v2/`);
+  lines.push(`  registry        ${url}${info.registryPath}`);
   if (info.tokenService) lines.push(`  token service   ${url}${info.tokenService.path}`);
   if (info.users) {
     lines.push(`  users API       ${url}${info.users.path}${info.users.audience ? ` (Basic, or Bearer tokens for service "${info.users.audience}")` : ""}`);

@@ -56,7 +56,7 @@ export async function getBlob(ctx: RegistryContext, request: Request, name: stri
     if (location !== undefined) {
       // A pull all the same (as Distribution counts it); the size is left out: no stat on this path.
       await emitEvent(ctx, request, "pull", () => {
-        const { size: _unknown, length: _same, ...target } = blobTarget(request, name, digest.value, 0);
+        const { size: _unknown, length: _same, ...target } = blobTarget(ctx, request, name, digest.value, 0);
         return target;
       });
       const headers = baseHeaders(digestHeaders(digest.value));
@@ -70,7 +70,7 @@ export async function getBlob(ctx: RegistryContext, request: Request, name: stri
     throw new RegistryError("RANGE_INVALID", "requested range not satisfiable", 416, { size }, { "Content-Range": `bytes */${size}` });
   }
   const headers = blobHeaders(digest, size);
-  await emitEvent(ctx, request, "pull", () => blobTarget(request, name, digest.value, size));
+  await emitEvent(ctx, request, "pull", () => blobTarget(ctx, request, name, digest.value, size));
   if (range.kind === "partial") {
     const length = range.end - range.start + 1;
     const body = await ctx.storage.read(blobData(digest), { offset: range.start, length });

@@ -20,6 +20,6 @@ export async function listCatalog(ctx: RegistryContext, request: Request, url: U
   });
   const headers = new Headers();
   const final = repositories[repositories.length - 1];
-  if (page.truncated && final !== undefined) headers.set("Link", nextLink("/v2/_catalog", n, final));
+  if (page.truncated && final !== undefined) headers.set("Link", nextLink(`${ctx.v2}/_catalog`, n, final));
   return jsonBody(request, { repositories }, 200, headers);
 }

@@ -18,6 +18,8 @@ import type { WritePolicy } from "./policy/write-policy.js";
 /** Resolved registry settings shared by the handlers. */
 export interface RegistryContext {
   storage: StorageDriver;
+  /** The API's root path without a trailing slash: `/v2`, or `<basePath>/v2`; `Location`, `Link` and event URLs start with it. */
+  v2: string;
   states: UploadStateCodec;
   deleteEnabled: boolean;
   /** Read-only maintenance mode: every write gets 405. */

@@ -24,16 +24,16 @@ export function emitEvent(ctx: RegistryContext, request: Request, action: EventA
 }
 
 /** The target of a manifest event. */
-export function manifestTarget(request: Request, name: string, digest: string, mediaType: string, size: number, tag?: string, references?: EventDescriptor[]): EventTarget {
-  const target: EventTarget = { mediaType, digest, size, length: size, repository: name, url: absolute(request, `/v2/${name}/manifests/${digest}`) };
+export function manifestTarget(ctx: RegistryContext, request: Request, name: string, digest: string, mediaType: string, size: number, tag?: string, references?: EventDescriptor[]): EventTarget {
+  const target: EventTarget = { mediaType, digest, size, length: size, repository: name, url: absolute(request, `${ctx.v2}/${name}/manifests/${digest}`) };
   if (tag !== undefined) target.tag = tag;
   if (references !== undefined) target.references = references;
   return target;
 }
 
 /** The target of a blob event (Distribution's blob media type is `application/octet-stream`). */
-export function blobTarget(request: Request, name: string, digest: string, size: number, fromRepository?: string): EventTarget {
-  const target: EventTarget = { mediaType: "application/octet-stream", digest, size, length: size, repository: name, url: absolute(request, `/v2/${name}/blobs/${digest}`) };
+export function blobTarget(ctx: RegistryContext, request: Request, name: string, digest: string, size: number, fromRepository?: string): EventTarget {
+  const target: EventTarget = { mediaType: "application/octet-stream", digest, size, length: size, repository: name, url: absolute(request, `${ctx.v2}/${name}/blobs/${digest}`) };
   if (fromRepository !== undefined) target.fromRepository = fromRepository;
   return target;
 }

@@ -26,7 +26,7 @@ import { deleteManifest, getManifest, headManifest, putManifest } from "./manife
 import { assertName } from "./names.js";
 import { listReferrers } from "./referrers.js";
 import { jsonBody } from "./responses.js";
-import { parseRoute, type Route } from "./router.js";
+import { normalizeBasePath, parseRoute, underBase, type Route } from "./router.js";
 import { listTags } from "./tags.js";
 import { uploadStateCodec } from "./upload-state.js";
 import { cancelUpload, patchUpload, putUpload, startUpload, uploadStatus } from "./uploads.js";
@@ -141,6 +141,15 @@ export interface RegistryOptions {
    * clients print. Built-ins: `immutableTags`, `quota`. Default: none.
    */
   policies?: readonly WritePolicy[];
+  /**
+   * The path the API is mounted under (Distribution's `http.prefix`), e.g.
+   * `/registry`: the registry then answers `/registry/v2/…`, every `Location`
+   * and `Link` it writes and the URL of each event start with it, and a path
+   * outside it gets 404. Trailing slashes are dropped; `""` and `"/"` are the
+   * same as none. A `TypeError` for a value that does not start with `/` or holds a
+   * character a URL would encode. Default: none (`/v2/…`).
+   */
+  basePath?: string;
 }
 
 function redirectSetting(option: RegistryOptions["redirect"]): RegistryContext["redirect"] {
@@ -182,8 +191,10 @@ export function createRegistry(options: RegistryOptions): RegistryHandler {
     secret = crypto.getRandomValues(new Uint8Array(32));
     log({ level: "warn", msg: "no uploadSecret: uploads can only be continued by this process" });
   }
+  const basePath = normalizeBasePath(options.basePath);
   const ctx: RegistryContext = {
     storage: checked(options.storage),
+    v2: `${basePath}/v2`,
     states: uploadStateCodec(secret),
     deleteEnabled: options.deleteEnabled ?? false,
     readOnly: options.readOnly ?? false,
@@ -229,12 +240,14 @@ export function createRegistry(options: RegistryOptions): RegistryHandler {
   };
   // The registry reads only the basics of a request; so does its authorizer when it is registry-kit's own.
   const marked = onlyReadsRequestBasics(authorize) ? readsRequestBasics(registry) : registry;
-  return options.metrics ? instrumentHandler(marked, options.metrics, registryRouteLabel) : marked;
+  if (!options.metrics) return marked;
+  return instrumentHandler(marked, options.metrics, basePath === "" ? registryRouteLabel : (p) => registryRouteLabel(underBase(p, basePath) ?? ""));
 }
 
 async function handle(ctx: RegistryContext, authorize: Authorizer, request: Request): Promise<Response> {
   const url = new URL(request.url);
-  const route = parseRoute(url.pathname);
+  const path = underBase(url.pathname, ctx.v2.slice(0, -3));
+  const route = path === undefined ? undefined : parseRoute(path);
   if (!route) throw new RegistryError("UNSUPPORTED", "no such route", 404, { path: url.pathname.slice(0, 300) });
   const method = request.method.toUpperCase();
   const allowed = METHODS[route.kind];

@@ -96,7 +96,7 @@ function manifestHeaders({ digest, meta, cached }: Resolved): HeadersInit {
 export async function getManifest(ctx: RegistryContext, request: Request, name: string, reference: Reference): Promise<Response> {
   const resolved = await resolve(ctx, name, reference);
   const tag = reference.kind === "tag" ? reference.tag : undefined;
-  await emitEvent(ctx, request, "pull", () => manifestTarget(request, name, resolved.digest.value, resolved.meta.mediaType, resolved.meta.size, tag));
+  await emitEvent(ctx, request, "pull", () => manifestTarget(ctx, request, name, resolved.digest.value, resolved.meta.mediaType, resolved.meta.size, tag));
   if (resolved.bytes) return inMemoryResponse(request, resolved.bytes, { status: 200, headers: manifestHeaders(resolved) });
   const body = await ctx.storage.read(blobData(resolved.digest));
   if (!body) throw manifestUnknown(reference);
@@ -155,10 +155,10 @@ export async function putManifest(ctx: RegistryContext, request: Request, url: U
   const created = await checkedCommit(ctx.policy, ctx.storage, push, () => storeManifest(ctx, name, digest, bytes, manifest, tag));
   await repositoryCreated(ctx, request, name, created);
   const references = [...manifest.blobs, ...manifest.manifests].map((d) => ({ mediaType: d.mediaType, digest: d.digest.value, size: d.size }));
-  await emitEvent(ctx, request, "push", () => manifestTarget(request, name, digest.value, manifest.mediaType, bytes.byteLength, tag, references));
+  await emitEvent(ctx, request, "push", () => manifestTarget(ctx, request, name, digest.value, manifest.mediaType, bytes.byteLength, tag, references));
 
   const headers = digestHeaders(digest.value);
-  headers.set("Location", absolute(request, `/v2/${name}/manifests/${digest.value}`));
+  headers.set("Location", absolute(request, `${ctx.v2}/${name}/manifests/${digest.value}`));
   if (manifest.subject) headers.set("OCI-Subject", manifest.subject.digest.value);
   return empty(201, headers);
 }

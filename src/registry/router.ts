@@ -67,3 +67,29 @@ export function parseRoute(pathname: string): Route | undefined {
   }
   return undefined;
 }
+
+// Segments of a base path: characters a URL keeps as they are in a path (RFC 3986 pchar without `%`).
+const BASE_SEGMENT = /^[A-Za-z0-9._~!$&'()*+,;=:@-]+$/;
+
+/**
+ * Check `createRegistry`'s `basePath` and return it without trailing slashes:
+ * `""` for none (also for `""` and `"/"`), else `/a` or `/a/b`. Throws a `TypeError`
+ * naming the value when it does not start with `/`, has an empty, `.` or `..`
+ * segment, or a character a URL would encode.
+ */
+export function normalizeBasePath(basePath: string | undefined): string {
+  const trimmed = (basePath ?? "").replace(/\/+$/, "");
+  if (trimmed === "") return "";
+  const segments = trimmed.split("/");
+  const ok = segments[0] === "" && segments.slice(1).every((s) => BASE_SEGMENT.test(s) && s !== "." && s !== "..");
+  if (!ok) {
+    throw new TypeError(`basePath must be a path such as "/registry" (segments of letters, digits and -._~!$&'()*+,;=:@), got ${JSON.stringify(basePath)}`);
+  }
+  return trimmed;
+}
+
+/** `pathname` with `base` taken off (`/v2/…`), or `undefined` when it is not under `base`. */
+export function underBase(pathname: string, base: string): string | undefined {
+  if (base === "") return pathname;
+  return pathname.startsWith(base) && pathname.charCodeAt(base.length) === 47 /* "/" */ ? pathname.slice(base.length) : undefined;
+}

@@ -32,6 +32,6 @@ export async function listTags(ctx: RegistryContext, request: Request, url: URL,
   });
   const headers = new Headers();
   const final = tags[tags.length - 1];
-  if (page.truncated && final !== undefined) headers.set("Link", nextLink(`/v2/${name}/tags/list`, n, final));
+  if (page.truncated && final !== undefined) headers.set("Link", nextLink(`${ctx.v2}/${name}/tags/list`, n, final));
   return jsonBody(request, { name, tags }, 200, headers);
 }

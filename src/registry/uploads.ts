@@ -44,7 +44,7 @@ function rangeValue(size: number): string {
 async function sessionResponse(ctx: RegistryContext, request: Request, state: UploadState, status: number): Promise<Response> {
   const headers = new Headers();
   const token = await ctx.states.sign(state);
-  headers.set("Location", absolute(request, `/v2/${state.name}/blobs/uploads/${state.uuid}?_state=${encodeURIComponent(token)}`));
+  headers.set("Location", absolute(request, `${ctx.v2}/${state.name}/blobs/uploads/${state.uuid}?_state=${encodeURIComponent(token)}`));
   headers.set("Range", rangeValue(state.offset));
   setPair(headers, HEADERS.uploadUuid, state.uuid);
   return empty(status, headers);
@@ -144,8 +144,8 @@ async function commit(ctx: RegistryContext, request: Request, state: Pick<Upload
     throw error;
   }
   await repositoryCreated(ctx, request, name, await ensureRepository(ctx.storage, name));
-  await emitEvent(ctx, request, "push", () => blobTarget(request, name, digest.value, size));
-  return blobCreated(request, name, digest);
+  await emitEvent(ctx, request, "push", () => blobTarget(ctx, request, name, digest.value, size));
+  return blobCreated(ctx, request, name, digest);
 }
 
 /** Another request is writing to the upload, or it changed since this request read its size. */
@@ -153,9 +153,9 @@ function busy(size: number): RegistryError {
   return new RegistryError("RANGE_INVALID", "another request is writing to this upload; ask its status (GET) and continue from the Range it reports", 416, { size }, { Range: rangeValue(size) });
 }
 
-function blobCreated(request: Request, name: string, digest: Digest): Response {
+function blobCreated(ctx: RegistryContext, request: Request, name: string, digest: Digest): Response {
   const headers = digestHeaders(digest.value);
-  headers.set("Location", absolute(request, `/v2/${name}/blobs/${digest.value}`));
+  headers.set("Location", absolute(request, `${ctx.v2}/${name}/blobs/${digest.value}`));
   return empty(201, headers);
 }
 
@@ -173,8 +173,8 @@ export async function startUpload(ctx: RegistryContext, request: Request, url: U
       const blob = async (): Promise<PendingWrite> => ({ action: "blob", repository: name, digest: mount.digest.value, size, caller: ctx.callerOf(request) });
       await checkedCommit(ctx.policy, ctx.storage, blob, () => ctx.storage.write(layerLink(name, mount.digest), new TextEncoder().encode(mount.digest.value)));
       await repositoryCreated(ctx, request, name, await ensureRepository(ctx.storage, name));
-      await emitEvent(ctx, request, "mount", () => blobTarget(request, name, mount.digest.value, size, mount.from));
-      return blobCreated(request, name, mount.digest);
+      await emitEvent(ctx, request, "mount", () => blobTarget(ctx, request, name, mount.digest.value, size, mount.from));
+      return blobCreated(ctx, request, name, mount.digest);
     }
   }
   const digestParam = url.searchParams.get("digest");

@@ -153,16 +153,16 @@ async function readJwksFile(path: string, withBundle: boolean): Promise<string> 
   return text;
 }
 
-/** Where our token service publishes its verification keys as a JWKS. */
+/** Where our token service publishes its verification keys as a JWKS (under `http.prefix`, when set). */
 export const JWKS_PATH = "/.well-known/jwks.json";
 
 /**
- * `GET /.well-known/jwks.json`: our token service's public keys as a JWKS,
- * each with the `kid` its tokens carry, for Distribution 3's
+ * `GET <prefix>/.well-known/jwks.json`: our token service's public keys as a
+ * JWKS, each with the `kid` its tokens carry, for Distribution 3's
  * `auth.token.jwks` or any JWKS consumer.
  */
-export function jwksRoute(keys: KeyProvider): Route {
-  return pathRoute(JWKS_PATH, createJwksHandler(keys), false);
+export function jwksRoute(keys: KeyProvider, prefix = ""): Route {
+  return pathRoute(prefix + JWKS_PATH, createJwksHandler(keys), false);
 }
 
 function localOrigin(config: AllInOneConfig): string {

@@ -1,11 +1,38 @@
 /**
  * The route table of the all-in-one server: the first route whose path
  * matches answers, anything else is a JSON 404; `http.headers` are added to
- * every response.
+ * every response. `http.prefix` moves every path but `/` under it.
  *
  * @module
  */
 import { readsRequestBasics } from "../http/request-basics.js";
+import type { AllInOneConfig } from "./config-types.js";
+
+/**
+ * `config` with the paths of the token service, the users API (and its
+ * administration routes) and the web page under `http.prefix`, as every route
+ * of Distribution is under it; unchanged without a prefix.
+ */
+export function underPrefix(config: AllInOneConfig): AllInOneConfig {
+  const prefix = config.http.prefix ?? "";
+  if (prefix === "") return config;
+  return {
+    ...config,
+    ...(config.tokenService ? { tokenService: { ...config.tokenService, path: prefix + config.tokenService.path } } : {}),
+    ...(config.users ? { users: { ...config.users, prefix: prefix + config.users.prefix } } : {}),
+    ...(config.ui ? { ui: { ...config.ui, prefix: prefix + config.ui.prefix } } : {}),
+  };
+}
+
+/**
+ * `/` answers 200 with no body, whatever the prefix, as Distribution's
+ * liveness route does (load balancers and the registry Helm chart probe it);
+ * 503 like every path while the health checks fail.
+ */
+export const aliveRoute: Route = {
+  matches: (path) => path === "/",
+  handler: async () => new Response(null, { status: 200, headers: { "cache-control": "no-cache" } }),
+};
 
 /** One service of the all-in-one server and the paths it owns. */
 export interface Route {

@@ -35,8 +35,8 @@ export interface AllInOneOptions {
 
 /** What the server runs, for the banner and for tests. */
 export interface AllInOneInfo {
-  /** Where the registry answers. */
-  registryPath: "/v2/";
+  /** Where the registry answers: `/v2/`, or `<http.prefix>/v2/`. */
+  registryPath: string;
   /** The storage in words, e.g. `filesystem /srv/registry`. */
   storage: string;
   /** The directory of the signing key, certificate and upload secret. */

@@ -58,7 +58,7 @@ export function uiRoute(prefix: string, parts: UiParts): Route {
   const check = storeCredentialCheck(users, parts.scrypt ? { scrypt: parts.scrypt } : {});
   const handler = createUi({
     prefix,
-    registry: parts.registry,
+    registry: underHttpPrefix(parts.registry, config.http.prefix ?? ""),
     users: { handler: parts.usersHandler, path: `${config.users!.prefix}/users` },
     policy: defaultPolicy({ publicRepositories: config.tokenService?.publicRepositories ?? [] }),
     token,
@@ -70,4 +70,17 @@ export function uiRoute(prefix: string, parts: UiParts): Route {
     ...(config.http.publicUrl ? { registryHost: new URL(config.http.publicUrl).host } : {}),
   });
   return pathRoute(prefix, handler, true);
+}
+
+/**
+ * The page calls the registry in process at `/v2/…`; with `http.prefix` the
+ * registry answers under the prefix, so the call's path is moved there.
+ */
+function underHttpPrefix(registry: UiParts["registry"], prefix: string): UiParts["registry"] {
+  if (prefix === "") return registry;
+  return (request) => {
+    const url = new URL(request.url);
+    url.pathname = prefix + url.pathname;
+    return registry(new Request(url, request));
+  };
 }

@@ -8,10 +8,16 @@
  * |---|---|
  * | `/v2`, `/v2/…` | the registry |
  * | `registrykit.tokenservice.path` (default `/service/token`) | the token service, when enabled |
+ * | `/.well-known/jwks.json` | the token service's keys, when enabled |
  * | `<registrykit.users.prefix>/users…` (default `/api/users`) | the management API, when enabled |
  * | `<registrykit.users.prefix>/quotas`, `…/repositories/NAME` | its administration routes (all-in-one-admin.ts) |
  * | `registrykit.ui.prefix` (default `/ui`) and below | the web page, when users and the token service are on |
+ * | `/` | 200, empty (Distribution's liveness route) |
  * | anything else | 404 |
+ *
+ * With `http.prefix` (e.g. `/my/registry`) every path but `/` is under it:
+ * `/my/registry/v2/…`, `/my/registry/service/token`, and so on, and so are
+ * the `Location` and `Link` headers and the default token realm.
  *
  * The management API accepts `Authorization: Basic` (checked against the
  * user store) and, when registry-kit serves its own token service, a Bearer
@@ -28,7 +34,7 @@ import type { StorageDriver } from "../storage/driver.js";
 import { storageUserStore } from "../users/index.js";
 import { jwksRoute, loadTokenKeys, managementAudience, registryAuthorizer, tokenServiceRoute, type TokenKeys } from "./all-in-one-auth.js";
 import { startJobs } from "./all-in-one-jobs.js";
-import { pathRoute, routeHandler, type Route } from "./all-in-one-routes.js";
+import { aliveRoute, pathRoute, routeHandler, underPrefix, type Route } from "./all-in-one-routes.js";
 import type { AllInOne, AllInOneInfo, AllInOneOptions } from "./all-in-one-types.js";
 import { uiRoute } from "./all-in-one-ui.js";
 import { bootstrapFirstAdmin, managementAuthenticator, usersRoute } from "./all-in-one-users.js";
@@ -54,7 +60,9 @@ export { describeStorage, openStorage } from "./open-storage.js";
  * serve `handler` with `registry-kit/node` or any framework, and call `close()`
  * at shutdown.
  */
-export async function createAllInOne(config: AllInOneConfig, options: AllInOneOptions = {}): Promise<AllInOne> {
+export async function createAllInOne(given: AllInOneConfig, options: AllInOneOptions = {}): Promise<AllInOne> {
+  const config = underPrefix(given);
+  const prefix = config.http.prefix ?? "";
   const log = options.log ?? silent;
   const opened = options.storage ?? openStorage(config);
   const observed = observability(config, opened, log);
@@ -88,6 +96,7 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
       ...config.uploads.limits,
     },
     log,
+    ...(prefix ? { basePath: prefix } : {}),
     ...(metrics ? { metrics } : {}),
     ...(config.proxy ? { pullThrough: pullThroughOf(config.proxy) } : {}),
     ...(hooks.length > 0 ? { onEvent: hooks } : {}),
@@ -97,10 +106,10 @@ export async function createAllInOne(config: AllInOneConfig, options: AllInOneOp
   const bearerAudience = config.tokenService && token && config.auth && users ? managementAudience(config.auth.service) : undefined;
   // Every route counted in the HTTP metrics under its own `handler` label, as the registry's and the users API's are.
   const measured = (route: Route, label: string): Route => (metrics ? { ...route, handler: instrumentHandler(route.handler, metrics, label) } : route);
-  const routes: Route[] = [pathRoute("/v2", registry, true)];
+  const routes: Route[] = [pathRoute(`${prefix}/v2`, registry, true), aliveRoute];
   if (config.tokenService && token && config.auth) {
     routes.push(tokenServiceRoute(config.tokenService, config.auth, token.keys, users, bearerAudience, log, metrics, options.onEvent, options.scrypt));
-    routes.push(measured(jwksRoute(token.keys), "jwks"));
+    routes.push(measured(jwksRoute(token.keys, prefix), "jwks"));
   }
   if (users && config.users) {
     const bearer = bearerAudience && token && config.auth ? { audience: bearerAudience, issuer: config.auth.issuer, keys: token.keys } : undefined;
@@ -151,7 +160,7 @@ function describeAllInOne(
 ): AllInOneInfo {
   const { token, bearerAudience, admin, uploadSecret } = built;
   return {
-    registryPath: "/v2/",
+    registryPath: `${config.http.prefix ?? ""}/v2/`,
     storage,
     keyDirectory: config.keyDirectory,
     auth: built.auth,

@@ -34,7 +34,7 @@ export const SCHEMA: KeySpec = {
     secret: "ok",
     headers: "any",
     draintimeout: "ok",
-    prefix: "ignored",
+    prefix: "ok",
     relativeurls: "ignored",
     debug: { addr: "ok", prometheus: { enabled: "ok", path: "ok" } },
     http2: { disabled: "ok" },

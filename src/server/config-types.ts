@@ -136,6 +136,14 @@ export interface AllInOneConfig {
     port: number;
     /** `http.host`: the externally reachable base URL, used for the default realm. */
     publicUrl?: string;
+    /**
+     * `http.prefix`: the path every route is mounted under (`/my/registry`, no
+     * trailing slash; absent or `""` for none): the registry at `<prefix>/v2/`,
+     * and the token service, JWKS, users API, its administration routes and
+     * the web page each at `<prefix>` + its own path. `/debug` stays on its
+     * own listener.
+     */
+    prefix?: string;
     /** Upload `_state` HMAC secret; `undefined` = generated once and kept in the key directory. */
     secret?: string;
     /** `http.headers`: extra headers on every response, as name/value pairs. */

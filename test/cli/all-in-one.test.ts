@@ -77,8 +77,11 @@ describe("createAllInOne with the built-in defaults", () => {
     expect((await get(app, "/api/users")).status).toBe(401);
   });
 
-  it("answers other paths with 404", async () => {
-    for (const p of ["/", "/v2x", "/service/token/extra", "/api/userz", "/api"]) expect((await get(app, p)).status, p).toBe(404);
+  it("answers / with 200 and no body (Distribution's liveness route), other paths with 404", async () => {
+    const alive = await get(app, "/");
+    expect(alive.status).toBe(200);
+    expect(await alive.text()).toBe("");
+    for (const p of ["/v2x", "/service/token/extra", "/api/userz", "/api"]) expect((await get(app, p)).status, p).toBe(404);
   });
 
   it("keeps the signing key (0600) and the upload secret in the key directory", async () => {

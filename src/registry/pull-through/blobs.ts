@@ -88,7 +88,7 @@ export async function pullBlob(ctx: RegistryContext, pt: PullThrough, up: Resolv
   }
   const headers = blobHeaders(digest, given.size);
   // Served from the upstream's stream rather than by getBlob: the pull event is ours to send.
-  await emitEvent(ctx, request, "pull", () => blobTarget(request, name, digest.value, given.size ?? 0));
+  await emitEvent(ctx, request, "pull", () => blobTarget(ctx, request, name, digest.value, given.size ?? 0));
   return marked(new Response(verified(given.stream, digest, given.size), { status: 200, headers }), "stored");
 }
 
