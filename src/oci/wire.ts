@@ -61,6 +61,19 @@ export const MEDIA_TYPES = {
   ociEmpty: "application/vnd.oci.empty.v1+json",
 } as const;
 
+/**
+ * Layer media types whose `urls` (where a client may fetch the layer instead)
+ * are checked against `validation.manifests.urls`, as Distribution does: a
+ * Docker foreign layer must have urls and is never stored here; an OCI
+ * non-distributable layer with urls need not be stored here; an OCI
+ * distributable layer with urls must still be.
+ */
+export const URL_LAYER_TYPES = {
+  dockerForeign: "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip",
+  ociDistributable: ["application/vnd.oci.image.layer.v1.tar", "application/vnd.oci.image.layer.v1.tar+gzip"],
+  ociNonDistributable: ["application/vnd.oci.image.layer.nondistributable.v1.tar", "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip"],
+} as const;
+
 /** Media types whose documents list child manifests (indexes). */
 export const INDEX_MEDIA_TYPES: readonly string[] = [MEDIA_TYPES.dockerManifestList, MEDIA_TYPES.ociIndex];
 

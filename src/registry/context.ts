@@ -14,6 +14,7 @@ import type { PullThrough } from "./pull-through/options.js";
 import type { UploadLimits } from "./upload-limits.js";
 import type { UploadStateCodec } from "./upload-state.js";
 import type { WritePolicy } from "./policy/write-policy.js";
+import type { ResolvedValidation } from "./manifest-validation.js";
 
 /** Resolved registry settings shared by the handlers. */
 export interface RegistryContext {
@@ -50,6 +51,8 @@ export interface RegistryContext {
   uploadBytes: CounterSeries | undefined;
   /** The write policies as one, asked before each commit (policy/); absent when none is configured. */
   policy?: WritePolicy;
+  /** What a pushed manifest's references must satisfy (manifest-validation.ts). */
+  validation: ResolvedValidation;
   /** The pull-through cache's upstreams, when configured (pull-through/). */
   pullThrough?: PullThrough;
 }

@@ -41,6 +41,7 @@ import { pullBlob } from "./pull-through/blobs.js";
 import { pullManifest } from "./pull-through/manifests.js";
 import { eventEmitter, type EventHook } from "../events/hook.js";
 import { allPolicies, type WritePolicy } from "./policy/write-policy.js";
+import { resolveValidation, type ManifestValidation } from "./manifest-validation.js";
 
 /** Size and count limits of the registry. */
 export interface RegistryLimits {
@@ -150,6 +151,15 @@ export interface RegistryOptions {
    * character a URL would encode. Default: none (`/v2/…`).
    */
   basePath?: string;
+  /**
+   * What a pushed manifest's references must satisfy (Distribution's
+   * `validation.manifests`): the `urls` of layers (`allow`/`deny`
+   * expressions) and which child manifests of an index must be present
+   * (`indexes`). Default: every referenced blob without `urls` and every child
+   * manifest must be in the repository; descriptors with `urls` are not
+   * looked up. See {@link ManifestValidation}.
+   */
+  manifestValidation?: ManifestValidation;
 }
 
 function redirectSetting(option: RegistryOptions["redirect"]): RegistryContext["redirect"] {
@@ -212,6 +222,7 @@ export function createRegistry(options: RegistryOptions): RegistryHandler {
       ?.counter("registrykit_blob_upload_bytes_total", "Bytes of blob upload bodies received and stored (chunked bodies included)")
       .labels(),
     redirect: redirectSetting(options.redirect),
+    validation: resolveValidation(options.manifestValidation),
   };
   if (options.pullThrough) ctx.pullThrough = resolvePullThrough(options.pullThrough);
   if (options.policies && options.policies.length > 0) ctx.policy = allPolicies(options.policies);
@@ -346,6 +357,7 @@ export { quota } from "./policy/quota.js";
 export type { Quota, QuotaLimits, QuotaOptions, QuotaUsage } from "./policy/quota.js";
 export type { BlobCommit, ManifestDelete, ManifestPush, PendingWrite, PolicyRefusal, ReferencedBlob, RepositoryDelete, TagDelete, WritePolicy } from "./policy/write-policy.js";
 export { deleteRepository } from "./repository-delete.js";
+export type { IndexPlatform, LayerUrlRules, ManifestValidation } from "./manifest-validation.js";
 export type { DeleteRepositoryOptions, DeleteRepositoryReport } from "./repository-delete.js";
 export type { GcOptions, GcReport, RetentionRule } from "./gc/index.js";
 export { verifyBlobs } from "./verify.js";

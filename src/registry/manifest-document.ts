@@ -18,6 +18,8 @@ export interface Descriptor {
   artifactType?: string;
   annotations?: Record<string, string>;
   urls?: string[];
+  /** The `platform` of an index entry, when it names both. */
+  platform?: { architecture: string; os: string };
 }
 
 /** What the registry reads from a manifest document. */
@@ -64,7 +66,14 @@ function descriptor(value: unknown, where: string): Descriptor {
   if (typeof value.artifactType === "string") out.artifactType = value.artifactType;
   const annotations = stringMap(value.annotations);
   if (annotations) out.annotations = annotations;
-  if (Array.isArray(value.urls) && value.urls.length > 0) out.urls = value.urls.filter((u): u is string => typeof u === "string");
+  if (value.urls !== undefined && value.urls !== null) {
+    if (!Array.isArray(value.urls) || !value.urls.every((u) => typeof u === "string")) throw invalid(`${where} has urls that are not a list of strings`);
+    if (value.urls.length > 0) out.urls = value.urls as string[];
+  }
+  const platform = value.platform;
+  if (isObject(platform) && typeof platform.architecture === "string" && typeof platform.os === "string") {
+    out.platform = { architecture: platform.architecture, os: platform.os };
+  }
   return out;
 }
 

@@ -17,6 +17,7 @@ import { parseManifest, type ParsedManifest } from "./manifest-document.js";
 import { tagInvalid, type Reference } from "./names.js";
 import { absolute, digestHeaders, empty } from "./responses.js";
 import { eachKey, ensureRepository, exists, mapLimited, readJson, readSmall, readText, writeJson, writeText } from "./storage-io.js";
+import { CHECK_CONCURRENCY, checkReferences } from "./manifest-validation.js";
 import { HEADERS, baseHeaderList, baseHeaders } from "../oci/wire.js";
 import { emitEvent, manifestTarget, repositoryCreated } from "./events.js";
 import { checkedCommit, type ManifestPush, type PendingWrite } from "./policy/write-policy.js";
@@ -106,21 +107,6 @@ export async function getManifest(ctx: RegistryContext, request: Request, name: 
 /** `HEAD /v2/<name>/manifests/<reference>`. */
 export async function headManifest(ctx: RegistryContext, name: string, reference: Reference): Promise<Response> {
   return new Response(null, { status: 200, headers: manifestHeaders(await resolve(ctx, name, reference)) });
-}
-
-/** Storage round trips in flight while checking references. */
-const CHECK_CONCURRENCY = 16;
-
-async function checkReferences(ctx: RegistryContext, name: string, manifest: ParsedManifest): Promise<void> {
-  // Layers with `urls` (foreign layers) live elsewhere by design.
-  const blobs = manifest.blobs.filter((b) => !b.urls);
-  const missingBlobs = await mapLimited(blobs, CHECK_CONCURRENCY, async (b) => ((await exists(ctx.storage, layerLink(name, b.digest))) ? undefined : b));
-  const blob = missingBlobs.find((b) => b !== undefined);
-  if (blob) throw new RegistryError("MANIFEST_BLOB_UNKNOWN", "blob unknown to registry", 400, { digest: blob.digest.value });
-  const children = await mapLimited(manifest.manifests, CHECK_CONCURRENCY, async (m) => ((await exists(ctx.storage, manifestRevision(name, m.digest))) ? undefined : m));
-  const child = children.find((m) => m !== undefined);
-  // Distribution answers MANIFEST_BLOB_UNKNOWN for a missing child manifest too.
-  if (child) throw new RegistryError("MANIFEST_BLOB_UNKNOWN", "manifest unknown to registry", 400, { digest: child.digest.value });
 }
 
 /**

@@ -89,6 +89,7 @@ export async function createAllInOne(given: AllInOneConfig, options: AllInOneOpt
     deleteEnabled: config.deleteEnabled,
     redirect: config.redirect,
     readOnly: config.readOnly ?? false,
+    ...(config.validation ? { manifestValidation: config.validation } : {}),
     limits: {
       listEntries: config.catalogMaxEntries,
       uploadIdleSeconds: config.uploads.idleSeconds,

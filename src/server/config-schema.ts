@@ -112,7 +112,11 @@ export const SCHEMA: KeySpec = {
     tcp: "ok",
   },
   proxy: { remoteurl: "ok", username: "ok", password: "ok", ttl: "ok", exec: "refused" },
-  validation: "ignored",
+  validation: {
+    enabled: "ok",
+    disabled: "ok",
+    manifests: { urls: { allow: "ok", deny: "ok" }, indexes: { platforms: "ok", platformlist: "ok" } },
+  },
   // Checked by value in config.ts: schema1 enabled is refused, disabled is what registry-kit does anyway.
   compatibility: { schema1: { enabled: "ok", signingkeyfile: "ignored" } },
   registrykit: {

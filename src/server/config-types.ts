@@ -12,7 +12,7 @@ import type { ProxyUpstreamConfig } from "./config-proxy.js";
 import type { NotificationsConfig } from "./config-notifications.js";
 import type { VerifyScheduleConfig } from "./config-verify.js";
 import type { GcScheduleConfig, PolicyConfig } from "./config-policy.js";
-import type { RetentionRule } from "../registry/index.js";
+import type { ManifestValidation, RetentionRule } from "../registry/index.js";
 
 /** The registry's Basic authentication against an htpasswd file (`auth.htpasswd`). */
 export interface HtpasswdAuthConfig {
@@ -188,6 +188,13 @@ export interface AllInOneConfig {
   redirect: boolean;
   /** `storage.maintenance.readonly.enabled`: refuse every write (405), serve reads. Default false. */
   readOnly?: boolean;
+  /**
+   * The `validation` section as `createRegistry`'s `manifestValidation`
+   * (layer URLs, index children). `resolveConfig` always sets it, to
+   * Distribution's default when the section is absent (no layer URL
+   * accepted); absent here, the library's default.
+   */
+  validation?: ManifestValidation;
   /** `catalog.maxentries`: the largest page `/v2/_catalog` returns. */
   catalogMaxEntries: number;
   /** The `log` section. */

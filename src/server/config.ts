@@ -13,6 +13,7 @@ import { applyEnvOverrides, isMap } from "./config-env.js";
 import { resolveHttp, resolveListen } from "./config-http.js";
 import { resolveDebug, resolveHealth } from "./config-debug.js";
 import { configReader, type ConfigReader } from "./config-reader.js";
+import { resolveValidation } from "./config-validation.js";
 import { checkPaths, resolveTokenService, resolveUi, resolveUsers, sectionEnabled } from "./config-registrykit.js";
 import { checkKeys } from "./config-schema.js";
 import { resolveStorage } from "./config-storage.js";
@@ -113,6 +114,7 @@ export function resolveConfig(input: ResolveInput): Resolved {
     deleteEnabled: opt("storage.delete.enabled", bool) ?? false,
     redirect: !(opt("storage.redirect.disable", bool) ?? false),
     readOnly: opt("storage.maintenance.readonly.enabled", bool) ?? false,
+    validation: resolveValidation(reader),
     catalogMaxEntries: opt("catalog.maxentries", positiveInt) ?? 1000,
     log: {
       level: opt("log.level", logLevel) ?? "info",

@@ -33,8 +33,8 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
     types: [
       "Access", "Authorizer", "BlobCommit", "CounterSeries", "DeleteRepositoryOptions", "DeleteRepositoryReport",
       "ErrorCode", "EventHook", "EventListener", "EventSink", "ExpireCachedTagsOptions", "ExpireCachedTagsReport", "Family", "GaugeSeries", "GcOptions", "GcReport",
-      "HealthCheckOptions", "HealthChecks", "HistogramSeries", "ImmutableTagPatterns", "ImmutableTags", "ManifestDelete",
-      "ManifestPush", "Metrics", "PendingWrite", "PolicyRefusal", "PullThroughOptions", "PullThroughUpstream",
+      "HealthCheckOptions", "HealthChecks", "HistogramSeries", "ImmutableTagPatterns", "ImmutableTags", "IndexPlatform", "LayerUrlRules", "ManifestDelete",
+      "ManifestPush", "ManifestValidation", "Metrics", "PendingWrite", "PolicyRefusal", "PullThroughOptions", "PullThroughUpstream",
       "QuarantineInfo", "Quota", "QuotaLimits", "QuotaOptions", "QuotaUsage", "ReferencedBlob", "RegistryEvent", "RegistryHandler", "RegistryLimits", "RegistryOptions",
       "RemoveAbandonedUploadsOptions", "RemoveAbandonedUploadsReport", "RepositoryDelete", "RetentionRule", "TagDelete", "TagDetail", "TagDetailsOptions",
       "TagDetailsPage", "Upstream", "UpstreamBlob", "UpstreamManifest", "UpstreamManifestHead", "VerifyError",
