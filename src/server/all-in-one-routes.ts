@@ -10,14 +10,16 @@ import type { AllInOneConfig } from "./config-types.js";
 
 /**
  * `config` with the paths of the token service, the users API (and its
- * administration routes) and the web page under `http.prefix`, as every route
- * of Distribution is under it; unchanged without a prefix.
+ * administration routes) and the web page under `http.prefix` (its trailing
+ * slashes dropped), as every route of Distribution is under it; unchanged
+ * without a prefix.
  */
 export function underPrefix(config: AllInOneConfig): AllInOneConfig {
-  const prefix = config.http.prefix ?? "";
+  const prefix = (config.http.prefix ?? "").replace(/\/+$/, "");
   if (prefix === "") return config;
   return {
     ...config,
+    http: { ...config.http, prefix },
     ...(config.tokenService ? { tokenService: { ...config.tokenService, path: prefix + config.tokenService.path } } : {}),
     ...(config.users ? { users: { ...config.users, prefix: prefix + config.users.prefix } } : {}),
     ...(config.ui ? { ui: { ...config.ui, prefix: prefix + config.ui.prefix } } : {}),

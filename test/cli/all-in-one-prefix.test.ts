@@ -131,6 +131,21 @@ describe("the all-in-one server with http.prefix", () => {
   });
 });
 
+describe("http.prefix in a hand-built AllInOneConfig", () => {
+  it("drops a trailing slash, as the config reader does", async () => {
+    const { config } = resolveConfig({ document: parseConfigText(`version: 0.1\nstorage: {inmemory: {}}\nhttp: {secret: s}\n`), env: {}, cwd: "/srv" });
+    const built = await createAllInOne({ ...config, http: { ...config.http, prefix: "/hand/made/" } }, { storage: memoryStorage() });
+    try {
+      expect(built.info.registryPath).toBe("/hand/made/v2/");
+      const post = await built.handler(new Request(`${ORIGIN}/hand/made/v2/team/app/blobs/uploads/`, { method: "POST" }));
+      expect(post.status).toBe(202);
+      expect(new URL(post.headers.get("location")!).pathname).toMatch(/^\/hand\/made\/v2\/team\/app\/blobs\/uploads\/[0-9a-f-]{36}$/);
+    } finally {
+      await built.close();
+    }
+  });
+});
+
 describe("http.prefix in the config", () => {
   const prefixOf = (value: string) => resolveConfig({ document: parseConfigText(`version: 0.1\nstorage: {inmemory: {}}\nhttp: {prefix: "${value}"}\n`), env: {}, cwd: "/srv" }).config.http.prefix;
 

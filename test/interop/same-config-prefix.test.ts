@@ -10,8 +10,8 @@
  * host with `/v2/` at its root; `host/my/reg/app` names the repository
  * `my/reg/app` there, so a push straight to either server fails. Through
  * nginx mapping `/v2/` to `/my/reg/v2/` (and passing `/my/reg/` on, where the
- * `Location` headers point), skopeo pushes, pulls and copies on both, and the
- * pulled digests are the pushed ones. registry-kit alone: with its token
+ * `Location` headers point), skopeo pushes, pulls and copies on both, podman
+ * pulls, and the pulled digests are the pushed ones. registry-kit alone: with its token
  * service and `http.host` naming the proxy, the realm is under the prefix and
  * skopeo logs in through it.
  */
@@ -23,6 +23,7 @@ import { describeRun, freePort, tempDir } from "./helpers/process.js";
 import { startPrefixProxy } from "./helpers/prefix-proxy.js";
 import { started, startOnConfig, writeConfig, type SameConfigServer } from "./helpers/same-config.js";
 import { skopeoSandbox, type SkopeoSandbox } from "./helpers/skopeo.js";
+import { containersSandbox, INSECURE, type ContainersSandbox } from "./helpers/containers.js";
 
 const PREFIX = "/my/reg";
 const CONFIG_DIGEST = "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"; // "{}"
@@ -42,6 +43,8 @@ interface Outcome {
   directPushCode: number;
   /** Through nginx: push, pull back and registry-to-registry copy all gave the pushed digests. */
   throughProxy: boolean;
+  /** Through nginx: podman pulled the copy, and its digest is the pushed manifest's. */
+  podmanPull: boolean;
 }
 
 async function answer(res: Response): Promise<string> {
@@ -105,20 +108,23 @@ async function directRequests(origin: string): Promise<Pick<Outcome, "answers" |
 describe("http.prefix, same config file, both registries", () => {
   const work = tempDir("same-config-prefix");
   let skopeo: SkopeoSandbox;
+  let podman: ContainersSandbox;
   let img: TestImage;
   const outcomes: Partial<Record<SameConfigServer, Outcome>> = {};
 
   beforeAll(() => {
     skopeo = skopeoSandbox();
+    podman = containersSandbox("prefix-podman");
     img = buildTestImage(join(work.path, "src"), { sizes: [3000, 20_000] });
   });
   afterAll(() => {
     skopeo?.remove();
+    podman?.remove();
     work.remove();
   });
 
   for (const which of ["distribution", "registry-kit"] as SameConfigServer[]) {
-    it(`${which}: everything under the prefix, for direct requests and for skopeo through nginx`, async () => {
+    it(`${which}: everything under the prefix, for direct requests and for skopeo and podman through nginx`, async () => {
       const dir = join(work.path, which);
       mkdirSync(dir, { recursive: true });
       const port = await freePort();
@@ -134,6 +140,7 @@ describe("http.prefix, same config file, both registries", () => {
         const straight = await skopeo.copy(img.ref, `docker://127.0.0.1:${port}${PREFIX}/app:v1`);
         const proxy = await startPrefixProxy(port, PREFIX);
         let throughProxy = false;
+        let podmanPull = false;
         try {
           const push = await skopeo.copy(img.ref, `docker://${proxy.host}/app/one:v1`);
           expect(push.code, describeRun(push)).toBe(0);
@@ -146,10 +153,14 @@ describe("http.prefix, same config file, both registries", () => {
           throughProxy = got.manifestDigest === img.manifestDigest
             && JSON.stringify(got.layerDigests) === JSON.stringify(img.layers.map((l) => l.digest))
             && [...got.blobFileDigests].every(([name, actual]) => name === actual);
+          const pulled = await podman.podman(["pull", INSECURE, `${proxy.host}/app/two:v1`]);
+          expect(pulled.code, describeRun(pulled)).toBe(0);
+          const inspect = await podman.podman(["image", "inspect", "--format", "{{.Digest}}", `${proxy.host}/app/two:v1`]);
+          podmanPull = inspect.stdout.trim() === img.manifestDigest;
         } finally {
           await proxy.stop();
         }
-        outcomes[which] = { ...direct, directPushCode: straight.code === 0 ? 0 : 1, throughProxy };
+        outcomes[which] = { ...direct, directPushCode: straight.code === 0 ? 0 : 1, throughProxy, podmanPull };
       } finally {
         await server.stop();
       }
@@ -170,6 +181,7 @@ describe("http.prefix, same config file, both registries", () => {
       expect(outcome.catalogLink).toBe(`${PREFIX}/v2/_catalog?last=team/app&n=1`);
       expect(outcome.directPushCode).toBe(1);
       expect(outcome.throughProxy).toBe(true);
+      expect(outcome.podmanPull).toBe(true);
     });
   }
 
