@@ -83,25 +83,30 @@ export function wants(endpoint: ResolvedEndpoint, event: RegistryEvent): boolean
 }
 
 /** Why a POST failed; the message names the endpoint and status, never the headers. */
-export class DeliveryError extends Error {}
+export class DeliveryError extends Error {
+  /** The HTTP status of the answer, when there was one. */
+  readonly status: number | undefined;
+  constructor(message: string, status?: number) {
+    super(message);
+    this.status = status;
+  }
+}
 
-/** POST one envelope; resolves on a 2xx or 3xx answer, rejects with a {@link DeliveryError} otherwise. */
-export async function post(endpoint: ResolvedEndpoint, events: readonly RegistryEvent[]): Promise<void> {
+/**
+ * POST one envelope (its body already serialized, see outbox-format.ts);
+ * resolves on a 2xx or 3xx answer, rejects with a {@link DeliveryError}
+ * otherwise.
+ */
+export async function post(endpoint: ResolvedEndpoint, body: Uint8Array<ArrayBuffer>): Promise<void> {
   const headers = new Headers(endpoint.headers);
   headers.set("Content-Type", EVENTS_MEDIA_TYPE);
   let response: Response;
   try {
-    response = await fetch(endpoint.url, {
-      method: "POST",
-      headers,
-      body: JSON.stringify({ events }),
-      redirect: "manual",
-      signal: AbortSignal.timeout(endpoint.timeoutMs),
-    });
+    response = await fetch(endpoint.url, { method: "POST", headers, body, redirect: "manual", signal: AbortSignal.timeout(endpoint.timeoutMs) });
   } catch (error) {
     const reason = error instanceof Error && error.name === "TimeoutError" ? `no answer within ${endpoint.timeoutMs} ms` : error instanceof Error ? error.message : String(error);
     throw new DeliveryError(`endpoint ${endpoint.name}: ${reason}`);
   }
   await response.body?.cancel();
-  if (response.status < 200 || response.status >= 400) throw new DeliveryError(`endpoint ${endpoint.name}: HTTP ${response.status}`);
+  if (response.status < 200 || response.status >= 400) throw new DeliveryError(`endpoint ${endpoint.name}: HTTP ${response.status}`, response.status);
 }

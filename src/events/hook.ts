@@ -65,44 +65,84 @@ export function eventEmitter(options: EmitterOptions): Emit {
   const source: EventSource = { instanceID: (instanceId ??= crypto.randomUUID()) };
   if (options.sourceAddr) source.addr = options.sourceAddr;
   const log = options.log;
-  return async (request, parts) => {
-    const actor: EventActor = parts.actor ? { name: parts.actor } : {};
+  const listeners = hooks.filter((hook): hook is EventListener => typeof hook === "function");
+  const sinks = hooks.filter((hook): hook is EventSink => typeof hook !== "function");
+  const later = listeners.length > 0 ? laterQueue(listeners, log) : undefined;
+  return (request, parts) => {
     const event: RegistryEvent = {
       id: crypto.randomUUID(),
-      timestamp: new Date().toISOString(),
+      timestamp: timestampNow(),
       action: parts.action,
       target: parts.target,
-      actor,
+      actor: parts.actor ? { name: parts.actor } : {},
       source,
     };
     if (request) event.request = requestRecord(request);
-    for (const hook of hooks) {
-      if (typeof hook === "function") callLater(hook, event, log);
-      else await record(hook, event, log);
-    }
+    later?.(event);
+    if (sinks.length === 1) return record(sinks[0]!, event, log);
+    return sinks.length === 0 ? resolved : recordAll(sinks, event, log);
   };
+}
+
+let lastMs = -1;
+let lastTimestamp = "";
+
+/** Now in RFC 3339, formatted once per millisecond (a busy registry has many events in one). */
+function timestampNow(): string {
+  const now = Date.now();
+  if (now !== lastMs) {
+    lastMs = now;
+    lastTimestamp = new Date(now).toISOString();
+  }
+  return lastTimestamp;
 }
 
 function failed(log: LogHook, event: RegistryEvent, error: unknown): void {
   log({ level: "error", msg: "event listener failed", action: event.action, eventId: event.id, error: error instanceof Error ? error.message : String(error) });
 }
 
-/** Run `listener` after the current request has been answered; never let it throw into the caller. */
-function callLater(listener: EventListener, event: RegistryEvent, log: LogHook): void {
-  setTimeout(() => {
-    try {
-      const result = listener(event);
-      if (result && typeof (result as Promise<void>).then === "function") (result as Promise<void>).then(undefined, (error) => failed(log, event, error));
-    } catch (error) {
-      failed(log, event, error);
+/**
+ * A queue that hands events to `listeners` after the current request has been
+ * answered, in the order they happened: one timer per burst of events, not one
+ * per event. A listener can never throw into the caller.
+ */
+function laterQueue(listeners: readonly EventListener[], log: LogHook): (event: RegistryEvent) => void {
+  let queued: RegistryEvent[] = [];
+  const run = (): void => {
+    const events = queued;
+    queued = [];
+    for (const event of events) {
+      for (const listener of listeners) {
+        try {
+          const result = listener(event);
+          if (result && typeof (result as Promise<void>).then === "function") (result as Promise<void>).then(undefined, (error) => failed(log, event, error));
+        } catch (error) {
+          failed(log, event, error);
+        }
+      }
     }
-  }, 0);
+  };
+  return (event) => {
+    if (queued.push(event) === 1) setTimeout(run, 0);
+  };
 }
 
-async function record(sink: EventSink, event: RegistryEvent, log: LogHook): Promise<void> {
+function sinkFailed(log: LogHook, event: RegistryEvent, error: unknown): void {
+  log({ level: "error", msg: "event sink failed: the event is lost", action: event.action, eventId: event.id, error: error instanceof Error ? error.message : String(error) });
+}
+
+/** Hand `event` to `sink`; resolves once it is recorded, never rejects. */
+function record(sink: EventSink, event: RegistryEvent, log: LogHook): Promise<void> {
   try {
-    await sink.record(event);
+    const recorded = sink.record(event) as PromiseLike<void> | undefined;
+    if (typeof recorded?.then !== "function") return resolved;
+    return Promise.resolve(recorded).then(undefined, (error) => sinkFailed(log, event, error));
   } catch (error) {
-    log({ level: "error", msg: "event sink failed: the event is lost", action: event.action, eventId: event.id, error: error instanceof Error ? error.message : String(error) });
+    sinkFailed(log, event, error);
+    return resolved;
   }
+}
+
+async function recordAll(sinks: readonly EventSink[], event: RegistryEvent, log: LogHook): Promise<void> {
+  for (const sink of sinks) await record(sink, event, log);
 }

@@ -18,10 +18,11 @@
 import { silent, type LogHook } from "../http/log.js";
 import type { StorageDriver } from "../storage/driver.js";
 import { readAll } from "../util/streams.js";
-import { post, resolveEndpoint, wants, type ResolvedEndpoint, type WebhookEndpoint } from "./endpoint.js";
+import { DeliveryError, post, resolveEndpoint, wants, type ResolvedEndpoint, type WebhookEndpoint } from "./endpoint.js";
 import type { EventSink } from "./hook.js";
 import { Lease } from "./lease.js";
 import type { RegistryEvent } from "./model.js";
+import { EventLines, LineBuffer, decodeLines, envelope } from "./outbox-format.js";
 
 /** Options of {@link createNotifier}. */
 export interface NotifierOptions {
@@ -35,7 +36,11 @@ export interface NotifierOptions {
   prefix?: string;
   /** Longest time a pull event waits in memory before it is written; what a crash can lose. Default 1000 ms. */
   pullFlushMs?: number;
-  /** Most events in one envelope. Default 100. */
+  /**
+   * Most events in one envelope. Default 1000 (about 650 KiB of pulls): a POST
+   * costs the registry far more than the bytes in it. An endpoint that answers
+   * 413 gets envelopes of half the size from then on.
+   */
   maxBatch?: number;
   /** How often the outbox is polled when idle, in milliseconds. Default 1000. */
   pollMs?: number;
@@ -65,6 +70,10 @@ interface EndpointState {
   endpoint: ResolvedEndpoint;
   failures: number;
   resumeAt: number;
+  /** Most events in one envelope to this endpoint: `maxBatch`, halved after each 413 answer. */
+  batchLimit: number;
+  /** The events of the first queued object that this process already delivered (it was cut between envelopes). */
+  progress?: { key: string; at: number };
 }
 
 /** Largest outbox object read back (a batch of pulls is far smaller). */
@@ -72,15 +81,17 @@ const MAX_OBJECT = 16 * 1024 * 1024;
 /** This process's id in outbox keys and the lease, drawn on first use: workerd refuses random values at module scope. */
 let processId: string | undefined;
 const PROCESS = (): string => (processId ??= crypto.randomUUID().slice(0, 8));
-/** Pull events held in memory before they are written anyway (bounds memory; about 0.5 MiB). */
+/** Pull events held in memory before they are written anyway (bounds memory; about 0.6 MiB of JSON). */
 const PULL_BUFFER = 1000;
+const RESOLVED = Promise.resolve();
 
 /** Create the outbox sink; give it to `onEvent` and call `start()`. */
 export function createNotifier(options: NotifierOptions): Notifier {
   const storage = options.storage;
   const prefix = options.prefix ?? "_events";
   const log = options.log ?? silent;
-  const maxBatch = options.maxBatch ?? 100;
+  const maxBatch = options.maxBatch ?? 1000;
+  if (!Number.isSafeInteger(maxBatch) || maxBatch < 1) throw new TypeError("notifications maxBatch must be a whole number >= 1");
   const pollMs = options.pollMs ?? 1000;
   const pullFlushMs = options.pullFlushMs ?? 1000;
   const includeReferences = options.includeReferences ?? false;
@@ -91,7 +102,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
     names.add(e.name);
   }
   const active = endpoints.filter((e) => !e.disabled);
-  const states: EndpointState[] = active.map((endpoint) => ({ endpoint, failures: 0, resumeAt: 0 }));
+  const states: EndpointState[] = active.map((endpoint) => ({ endpoint, failures: 0, resumeAt: 0, batchLimit: maxBatch }));
   const queue = (endpoint: ResolvedEndpoint) => `${prefix}/outbox/${endpoint.name}`;
   const lease = new Lease(storage, prefix, PROCESS(), { durationMs: options.leaseMs ?? 10_000, skewMs: 2_000 });
 
@@ -105,94 +116,127 @@ export function createNotifier(options: NotifierOptions): Notifier {
     return `${String(now).padStart(15, "0")}-${String(seq).padStart(9, "0")}-${PROCESS()}`;
   };
 
-  // Pulls wait here; any durable write takes them along first, so the order of one process holds.
-  let buffered: RegistryEvent[] = [];
+  // Pulls wait here as serialized lines, one list per endpoint; any durable write takes them along first, so
+  // the order of one process holds.
+  const lines = new EventLines(includeReferences);
+  const buffered = states.map(() => new LineBuffer());
+  let bufferedPulls = 0;
   let flushTimer: ReturnType<typeof setTimeout> | undefined;
   let writing: Promise<void> = Promise.resolve();
-  const write = (events: RegistryEvent[]): Promise<void> => {
-    // Writes are chained so keys and contents follow the order of `record` calls.
+  /** Write what is buffered now, as one object per endpoint; writes are chained so keys and contents follow the order of `record` calls. */
+  const writeBuffered = (): Promise<void> => {
+    if (flushTimer) clearTimeout(flushTimer);
+    flushTimer = undefined;
+    bufferedPulls = 0;
     const name = nextName();
-    const writes = states.map((state) => {
-      const taken = events.filter((event) => wants(state.endpoint, event));
-      return taken.length === 0 ? undefined : { key: `${queue(state.endpoint)}/${name}`, body: new TextEncoder().encode(JSON.stringify(taken)) };
-    });
+    const writes = states.map((state, i) => (buffered[i]!.count === 0 ? undefined : { key: `${queue(state.endpoint)}/${name}`, body: buffered[i]!.take() }));
     const done = writing.then(() => Promise.all(writes.map((w) => w && storage.write(w.key, w.body)))).then(() => {});
     writing = done.catch(() => {});
     return done;
   };
   const flush = (): Promise<void> => {
-    if (flushTimer) clearTimeout(flushTimer);
-    flushTimer = undefined;
-    if (buffered.length === 0) return writing;
-    const events = buffered;
-    buffered = [];
-    return write(events).catch((error) => log({ level: "error", msg: "event outbox write failed: pull events lost", count: events.length, error: String(error) }));
+    if (buffered.every((b) => b.count === 0)) return writing;
+    const count = bufferedPulls;
+    return writeBuffered().catch((error) => log({ level: "error", msg: "event outbox write failed: pull events lost", count, error: String(error) }));
   };
 
-  const trim = (event: RegistryEvent): RegistryEvent => {
-    if (includeReferences || event.target.references === undefined) return event;
-    const { references: _dropped, ...target } = event.target;
-    return { ...event, target };
-  };
-
-  const record = async (event: RegistryEvent): Promise<void> => {
-    if (!active.some((s) => wants(s, event))) return;
-    const kept = trim(event);
-    if (event.action === "pull") {
-      buffered.push(kept);
-      if (buffered.length >= PULL_BUFFER) void flush();
-      else flushTimer ??= setTimeout(() => void flush(), pullFlushMs);
-      return;
+  /** Serialize `event` into the buffer of every endpoint that takes it; whether any did. */
+  const take = (event: RegistryEvent): boolean => {
+    let line: string | undefined;
+    for (let i = 0; i < states.length; i++) {
+      if (!wants(states[i]!.endpoint, event)) continue;
+      line ??= lines.line(event);
+      buffered[i]!.push(line);
     }
-    const events = [...buffered, kept];
-    buffered = [];
-    if (flushTimer) clearTimeout(flushTimer);
-    flushTimer = undefined;
-    await write(events);
+    return line !== undefined;
   };
 
-  const readObject = async (key: string): Promise<RegistryEvent[]> => {
+  const record = (event: RegistryEvent): Promise<void> => {
+    try {
+      if (!take(event)) return RESOLVED;
+      if (event.action !== "pull") return writeBuffered();
+      bufferedPulls += 1;
+      if (bufferedPulls >= PULL_BUFFER) void flush();
+      else flushTimer ??= setTimeout(() => void flush(), pullFlushMs);
+      return RESOLVED;
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
+
+  /** The event lines of the outbox object `key` (none when it is gone or unreadable). */
+  const readLines = async (key: string): Promise<Uint8Array[]> => {
     const stream = await storage.read(key);
     if (!stream) return [];
     try {
-      return JSON.parse(new TextDecoder().decode(await readAll(stream, MAX_OBJECT))) as RegistryEvent[];
+      const { lines: read, skipped } = decodeLines(await readAll(stream, MAX_OBJECT));
+      if (skipped > 0) log({ level: "error", msg: "unreadable event outbox lines skipped", key, count: skipped });
+      return read;
     } catch (error) {
       log({ level: "error", msg: "unreadable event outbox object skipped", key, error: String(error) });
       return [];
     }
   };
 
-  /** Send what is queued for `state`'s endpoint, oldest first; resolves to the events sent. */
+  /**
+   * Send what is queued for `state`'s endpoint, oldest first, in envelopes of
+   * up to `state.batchLimit` events; an object is deleted once all its events
+   * were accepted. Resolves to the events sent.
+   */
   const deliverTo = async (state: EndpointState): Promise<number> => {
     if (Date.now() < state.resumeAt) return 0;
     const { keys } = await storage.list(queue(state.endpoint), { limit: 1000 });
     let sent = 0;
-    let i = 0;
-    while (i < keys.length && lease.held) {
-      const batch: RegistryEvent[] = [];
-      const taken: string[] = [];
-      for (; i < keys.length && batch.length < maxBatch; i++) {
-        taken.push(keys[i]!);
-        batch.push(...(await readObject(keys[i]!)));
+    let next = 0;
+    let object: { key: string; lines: Uint8Array[]; at: number } | undefined;
+    while (lease.held) {
+      const batch: Uint8Array[] = [];
+      const emptied: string[] = [];
+      while (batch.length < state.batchLimit) {
+        if (object === undefined) {
+          if (next >= keys.length) break;
+          const key = keys[next++]!;
+          object = { key, lines: await readLines(key), at: state.progress?.key === key ? state.progress.at : 0 };
+        }
+        const end = Math.min(object.lines.length, object.at + state.batchLimit - batch.length);
+        for (let j = object.at; j < end; j++) batch.push(object.lines[j]!);
+        object.at = end;
+        if (end >= object.lines.length) {
+          emptied.push(object.key);
+          object = undefined;
+        }
       }
+      if (batch.length === 0 && emptied.length === 0) break;
       if (batch.length > 0) {
         try {
-          await post(state.endpoint, batch);
+          await post(state.endpoint, envelope(batch));
         } catch (error) {
-          state.failures += 1;
-          if (state.failures >= state.endpoint.threshold) {
-            state.resumeAt = Date.now() + state.endpoint.backoffMs;
-            state.failures = 0;
-          }
-          log({ level: "warn", msg: "event delivery failed; will retry", endpoint: state.endpoint.name, events: batch.length, error: (error as Error).message });
+          failedDelivery(state, batch.length, error);
           return sent;
         }
       }
       state.failures = 0;
       sent += batch.length;
-      for (const key of taken) await storage.delete(key);
+      // Lines of an object cut between envelopes are not sent again by this process.
+      state.progress = object === undefined ? undefined : { key: object.key, at: object.at };
+      for (const key of emptied) await storage.delete(key);
     }
     return sent;
+  };
+
+  const failedDelivery = (state: EndpointState, events: number, error: unknown): void => {
+    // An endpoint that finds the envelope too large gets smaller ones from now on.
+    if (error instanceof DeliveryError && error.status === 413 && events > 1) {
+      state.batchLimit = Math.max(1, Math.floor(events / 2));
+      log({ level: "warn", msg: "event endpoint refused the envelope as too large; sending smaller ones", endpoint: state.endpoint.name, events, next: state.batchLimit });
+      return;
+    }
+    state.failures += 1;
+    if (state.failures >= state.endpoint.threshold) {
+      state.resumeAt = Date.now() + state.endpoint.backoffMs;
+      state.failures = 0;
+    }
+    log({ level: "warn", msg: "event delivery failed; will retry", endpoint: state.endpoint.name, events, error: (error as Error).message });
   };
 
   const deliverOnce = async (): Promise<number> => {

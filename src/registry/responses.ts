@@ -28,7 +28,25 @@ export function digestHeaders(digest: string, init?: HeadersInit): Headers {
   return h;
 }
 
-/** An absolute URL on the request's origin. */
+/** Paths that a URL keeps as they are: no dot segment, nothing to percent-encode, no query. */
+const PLAIN_PATH = /^(?:\/[A-Za-z0-9_:-][A-Za-z0-9._:-]*)+$/;
+let lastBase = "";
+let lastOrigin = "";
+
+/**
+ * An absolute URL on the request's origin. The origin of the last request's
+ * URL is kept: parsing a URL is most of the cost, and a registry mostly
+ * answers one host.
+ */
 export function absolute(request: Request, path: string): string {
-  return new URL(path, request.url).href;
+  const url = request.url;
+  if (!PLAIN_PATH.test(path)) return new URL(path, url).href;
+  const slash = url.indexOf("/", url.indexOf("//") + 2);
+  const base = slash < 0 ? url : url.slice(0, slash);
+  if (base !== lastBase) {
+    // What comes before the path's first "/" decides the origin (and any user info) alone.
+    lastOrigin = new URL("/", base).href.slice(0, -1);
+    lastBase = base;
+  }
+  return lastOrigin + path;
 }

@@ -160,4 +160,24 @@ describe("createNotifier", () => {
     expect(ids.length).toBe(30);
     expect(new Set(ids).size).toBe(30);
   });
+
+  it("envelopes hold at most maxBatch events; an endpoint answering 413 gets smaller ones, every event once and in order", async () => {
+    const [batched, small] = [await receiver(), await receiver()];
+    small.maxEvents = 3;
+    const storage = memoryStorage();
+    const n = notifier(storage, [{ name: "batched", url: batched.url }, { name: "small", url: small.url }], { maxBatch: 4, pullFlushMs: 60_000 });
+    const registry = makeRegistry({ storage, onEvent: n });
+    await pushImage(registry, "a", "v1");
+    for (let i = 0; i < 10; i++) await (await registry(req("GET", "/v2/a/manifests/v1"))).arrayBuffer();
+    await n.flush();
+    n.start();
+    await waitFor(() => batched.events().length === 13 && small.events().length === 13, "13 events at each endpoint");
+    expect(batched.envelopes.map((e) => e.events.length)).toEqual([4, 4, 4, 1]);
+    // 4 refused as too large, then halved to 2 for the rest of the queue.
+    expect(small.envelopes.every((e) => e.events.length <= 2)).toBe(true);
+    expect(small.attempts).toBe(small.envelopes.length + 1);
+    expect(small.events().map((e) => e.id)).toEqual(batched.events().map((e) => e.id));
+    expect(new Set(batched.events().map((e) => e.id)).size).toBe(13);
+    expect(batched.events().map((e) => e.action)).toEqual([...Array(3).fill("push"), ...Array(10).fill("pull")]);
+  });
 });

@@ -17,6 +17,8 @@ export interface Receiver {
   attempts: number;
   /** What the next answers are. */
   answer: number | "hang";
+  /** Envelopes with more events than this are answered 413 (Payload Too Large). */
+  maxEvents: number;
   close(): Promise<void>;
 }
 
@@ -28,6 +30,7 @@ export async function startReceiver(): Promise<Receiver> {
     events: () => receiver.envelopes.flatMap((e) => e.events),
     attempts: 0,
     answer: 200,
+    maxEvents: Infinity,
     close: async () => {
       for (const res of hanging) res.destroy();
       server.closeAllConnections();
@@ -43,11 +46,17 @@ export async function startReceiver(): Promise<Receiver> {
         hanging.add(res);
         return;
       }
-      if (receiver.answer === 200) {
-        const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { events: RegistryEvent[] };
-        receiver.envelopes.push({ contentType: req.headers["content-type"], headers: req.headers, events: body.events });
+      if (receiver.answer !== 200) {
+        res.writeHead(receiver.answer).end();
+        return;
       }
-      res.writeHead(receiver.answer).end();
+      const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { events: RegistryEvent[] };
+      if (body.events.length > receiver.maxEvents) {
+        res.writeHead(413).end();
+        return;
+      }
+      receiver.envelopes.push({ contentType: req.headers["content-type"], headers: req.headers, events: body.events });
+      res.writeHead(200).end();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
