@@ -20,6 +20,9 @@ export const DISTRIBUTION_ACTIONS = ["push", "pull", "mount", "delete"] as const
  *   upload completed; a `delete` with `target.tag` and no digest is a tag delete.
  * - `upload.started`, `upload.cancelled`: a blob upload session opened or cancelled.
  * - `repository.created`: the first manifest or blob landed in a repository.
+ * - `repository.emptied`: a repository left the catalog: its last manifest was
+ *   deleted (DELETE by digest, or garbage collection), or the whole repository
+ *   was deleted (`deleteRepository`, with its counts in `target.report`).
  * - `token.issued`, `token.refused`: the token service answered a request.
  * - `user.created`, `user.updated`, `user.deleted`, `user.password_changed`,
  *   `user.admin_changed`: the users API changed an account.
@@ -30,6 +33,7 @@ export type EventAction =
   | "upload.started"
   | "upload.cancelled"
   | "repository.created"
+  | "repository.emptied"
   | "token.issued"
   | "token.refused"
   | "user.created"
@@ -75,7 +79,7 @@ export interface EventTarget {
   user?: string;
   /** The scopes asked for (`token.*`). */
   scope?: string;
-  /** What a `gc.completed` run did (counts). */
+  /** What a `gc.completed` run or a repository delete (`repository.emptied`) did (counts). */
   report?: Record<string, number | boolean>;
 }
 

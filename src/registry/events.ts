@@ -38,6 +38,11 @@ export function blobTarget(ctx: RegistryContext, request: Request, name: string,
   return target;
 }
 
+/** Emit `repository.emptied` when `emptied` says the repository just left the catalog. */
+export async function repositoryEmptied(ctx: RegistryContext, request: Request, name: string, emptied: boolean): Promise<void> {
+  if (emptied) await emitEvent(ctx, request, "repository.emptied", () => ({ repository: name }));
+}
+
 /** Emit `repository.created` when `created` says the repository is new. */
 export async function repositoryCreated(ctx: RegistryContext, request: Request, name: string, created: boolean): Promise<void> {
   if (created) await emitEvent(ctx, request, "repository.created", () => ({ repository: name }));

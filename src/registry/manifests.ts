@@ -19,7 +19,7 @@ import { absolute, digestHeaders, empty } from "./responses.js";
 import { eachKey, ensureRepository, exists, mapLimited, readJson, readSmall, readText, writeJson, writeText } from "./storage-io.js";
 import { CHECK_CONCURRENCY, checkReferences } from "./manifest-validation.js";
 import { HEADERS, baseHeaderList, baseHeaders } from "../oci/wire.js";
-import { emitEvent, manifestTarget, repositoryCreated } from "./events.js";
+import { emitEvent, manifestTarget, repositoryCreated, repositoryEmptied } from "./events.js";
 import { checkedCommit, type ManifestPush, type PendingWrite } from "./policy/write-policy.js";
 import { forgetIfEmpty } from "./repository-delete.js";
 
@@ -221,10 +221,11 @@ export async function deleteManifest(ctx: RegistryContext, request: Request, nam
     await ctx.storage.delete(manifestRevision(name, digest));
     return gone;
   });
-  await forgetIfEmpty(ctx.storage, name);
+  const emptied = await forgetIfEmpty(ctx.storage, name);
   await emitEvent(ctx, request, "delete", () => ({ digest: digest.value, repository: name }));
   // Then one per tag that pointed at it, as Distribution does.
   for (const tag of untagged) await emitEvent(ctx, request, "delete", () => ({ repository: name, tag }));
+  await repositoryEmptied(ctx, request, name, emptied);
   return empty(202, digestHeaders(digest.value));
 }
 

@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { eventEmitter, type EventHook } from "../events/hook.js";
 import { silent, type LogHook } from "../http/log.js";
 import { checked, type StorageDriver } from "../storage/driver.js";
 import { RegistryError } from "../oci/errors.js";
@@ -30,6 +31,8 @@ export interface DeleteRepositoryOptions {
   caller?: string;
   /** Receives one `info` event with the counts. */
   log?: LogHook;
+  /** Receives `repository.emptied` (with the counts in `target.report`, `caller` as the actor) when there was something to delete. */
+  onEvent?: EventHook;
 }
 
 /** What {@link deleteRepository} removed. */
@@ -93,7 +96,12 @@ export async function deleteRepository(driver: StorageDriver, name: string, opti
     });
   }
   const report: DeleteRepositoryReport = { repository: name, found, ...counts };
-  (options.log ?? silent)({ level: "info", msg: "repository deleted", ...report });
+  const log = options.log ?? silent;
+  log({ level: "info", msg: "repository deleted", ...report });
+  if (found) {
+    const parts = { action: "repository.emptied", target: { repository: name, report: counts } } as const;
+    await eventEmitter({ onEvent: options.onEvent, log })(undefined, options.caller ? { ...parts, actor: options.caller } : parts);
+  }
   return report;
 }
 

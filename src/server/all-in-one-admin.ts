@@ -11,6 +11,7 @@
  *
  * @module
  */
+import type { EventHook } from "../events/hook.js";
 import { json, methodNotAllowed } from "../http/response.js";
 import type { LogHook } from "../http/log.js";
 import { deleteRepository, RegistryError, type Quota } from "../registry/index.js";
@@ -41,6 +42,8 @@ export interface AdminRouteOptions {
   policies: ConfiguredPolicies;
   /** Receives one event per repository deleted. */
   log: LogHook;
+  /** The server's event hooks: a repository delete emits `repository.emptied`. */
+  onEvent?: EventHook;
 }
 
 /** The `<prefix>/quotas` and `<prefix>/repositories/…` routes. */
@@ -79,7 +82,7 @@ async function quotaUsage(quota: Quota | undefined, storage: StorageDriver, url:
 async function removeRepository(options: AdminRouteOptions, name: string, url: URL, caller: string): Promise<Response> {
   const force = url.searchParams.get("force") === "true";
   try {
-    const report = await deleteRepository(options.storage, name, { policies: options.policies.all, force, caller, log: options.log });
+    const report = await deleteRepository(options.storage, name, { policies: options.policies.all, force, caller, log: options.log, ...(options.onEvent ? { onEvent: options.onEvent } : {}) });
     return report.found ? json(report) : failure("NOT_FOUND", `repository ${name} does not exist`);
   } catch (error) {
     if (error instanceof RegistryError && error.code === "NAME_INVALID") return failure("BAD_REQUEST", "invalid repository name");

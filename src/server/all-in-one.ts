@@ -116,7 +116,7 @@ export async function createAllInOne(given: AllInOneConfig, options: AllInOneOpt
     const bearer = bearerAudience && token && config.auth ? { audience: bearerAudience, issuer: config.auth.issuer, keys: token.keys } : undefined;
     const usersApi = usersRoute(config.users, users, bearer, log, metrics, options.onEvent, options.scrypt);
     routes.push(usersApi);
-    routes.push(measured(adminRoute({ prefix: config.users.prefix, storage, users, authenticate: managementAuthenticator(users, bearer, options.scrypt), policies, log }), "admin"));
+    routes.push(measured(adminRoute({ prefix: config.users.prefix, storage, users, authenticate: managementAuthenticator(users, bearer, options.scrypt), policies, log, ...(hooks.length > 0 ? { onEvent: hooks } : {}) }), "admin"));
     if (config.ui && token && bearer) {
       routes.push(measured(uiRoute(config.ui.prefix, { config, storage, users, keys: token.keys, registry, usersHandler: usersApi.handler, uploadSecret: uploadSecret.value, scrypt: options.scrypt }), "ui"));
     }

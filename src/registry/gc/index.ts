@@ -70,12 +70,14 @@ export interface GcOptions {
 export async function collectGarbage(driver: StorageDriver, options: GcOptions = {}): Promise<GcReport> {
   const now = (options.now ?? (() => new Date()))().getTime();
   const graceCutoff = now - (options.gracePeriodSeconds ?? 3600) * 1000;
+  const log = options.log ?? silent;
   const run = newRun(checked(driver), {
+    emit: eventEmitter({ onEvent: options.onEvent, log }),
     dryRun: options.dryRun ?? false,
     removeUntagged: options.removeUntagged ?? false,
     retention: compileRetention(options.retention ?? [], now),
     protectTag: options.protectTag ?? (() => false),
-    log: options.log ?? silent,
+    log,
     fresh: (modified) => modified !== undefined && modified.getTime() > graceCutoff,
     uploadCutoff: now - (options.uploadMaxAgeSeconds ?? 7 * 24 * 3600) * 1000,
   });
@@ -101,6 +103,6 @@ export async function collectGarbage(driver: StorageDriver, options: GcOptions =
     bytes: report.bytesFreed,
   });
   const counts = { dryRun: run.dryRun, tags: report.tags.removed.length, manifests: report.manifests.removed.length, blobs: report.blobs.removed.length, uploads: report.uploads.removed.length, bytesFreed: report.bytesFreed };
-  await eventEmitter({ onEvent: options.onEvent, log: run.log })(undefined, { action: "gc.completed", target: { report: counts } });
+  await run.emit(undefined, { action: "gc.completed", target: { report: counts } });
   return report;
 }

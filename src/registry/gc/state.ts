@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { Emit } from "../../events/hook.js";
 import type { LogHook } from "../../http/log.js";
 import type { StorageDriver } from "../../storage/driver.js";
 import type { Digest } from "../../oci/digest.js";
@@ -82,6 +83,8 @@ export interface GcRun {
   /** `<repository>:<tag>` of the tags retention removed (or would, in a dry run). */
   retired: Set<string>;
   log: LogHook;
+  /** Emits the run's events (`repository.emptied`, `gc.completed`). */
+  emit: Emit;
   /** True when `modified` is within the grace period (such objects are never removed). */
   fresh: (modified: Date | undefined) => boolean;
   /** Uploads last written before this time (ms since the epoch) are abandoned. */
@@ -102,7 +105,7 @@ export interface GcRun {
 }
 
 /** A new run with an empty model and report. */
-export function newRun(storage: StorageDriver, settings: Pick<GcRun, "dryRun" | "removeUntagged" | "retention" | "protectTag" | "log" | "fresh" | "uploadCutoff">): GcRun {
+export function newRun(storage: StorageDriver, settings: Pick<GcRun, "dryRun" | "removeUntagged" | "retention" | "protectTag" | "log" | "emit" | "fresh" | "uploadCutoff">): GcRun {
   return {
     storage,
     ...settings,

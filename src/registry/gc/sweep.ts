@@ -30,6 +30,7 @@ export async function sweepManifests(run: GcRun): Promise<void> {
     await sweepRepositoryManifests(run, repo, doomed);
     if (!run.dryRun && (await forgetIfEmpty(run.storage, repo.name))) {
       run.log({ level: "info", msg: "gc removed an emptied repository from the catalog", repository: repo.name });
+      await run.emit(undefined, { action: "repository.emptied", target: { repository: repo.name } });
     }
   }
 }
