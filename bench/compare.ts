@@ -20,9 +20,10 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, wr
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { generateSigningKeyPem, pemKeys, signJwt } from "../src/auth/index.js";
+import { ISSUER, SERVICE, benchAuth } from "./bench-auth.js";
 import { chunkedUpload, monolithicUpload, pushSmallBlob, send } from "./http.js";
 import { atExit, cpuOf, freePort, installExitHooks, requireTools, runCmd, startServer, wrk, type Server } from "./proc.js";
+import { startSink } from "./sink.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..");
@@ -43,8 +44,6 @@ if (!BASE) {
   console.error("usage: node --import tsx bench/compare.ts --base <git ref> [--head <git ref>] [--reps N] [--size-mib N] [--wrk-seconds N]");
   process.exit(2);
 }
-const SERVICE = "registry.bench";
-const ISSUER = "registry-kit-bench";
 
 installExitHooks();
 const tools = requireTools(["wrk", "curl"]);
@@ -83,38 +82,7 @@ function randomFile(size: number): { path: string; digest: string } {
   return { path, digest: `sha256:${hash.digest("hex")}` };
 }
 
-const keyPem = await generateSigningKeyPem({ alg: "RS256" });
-const certPath = join(work, "rootcert.pem");
-writeFileSync(certPath, keyPem.certificate);
-const signer = await pemKeys({ privateKey: keyPem.privateKey, certificate: keyPem.certificate }).signingKey();
-const iat = Math.floor(Date.now() / 1000);
-const token = await signJwt(
-  { iss: ISSUER, sub: "bench", aud: SERVICE, iat, nbf: iat - 60, exp: iat + 24 * 3600, jti: randomBytes(8).toString("hex"), access: ["bench/app", "bench/chunked", "bench/mono"].map((name) => ({ type: "repository", name, actions: ["*"] })) },
-  signer,
-  { x5c: false },
-);
-const AUTH = { authorization: `Bearer ${token}` };
-
-/** A webhook sink on loopback that answers 200 to every POST (for `RK_BENCH_NOTIFY=sink`); counts the events. */
-async function startSink(): Promise<{ url: string; events: () => number; close: () => void }> {
-  const { createServer } = await import("node:http");
-  let events = 0;
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      try {
-        events += (JSON.parse(Buffer.concat(chunks).toString("utf8")) as { events?: unknown[] }).events?.length ?? 0;
-      } catch {
-        // not an envelope
-      }
-      res.end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${port}/events`, events: () => events, close: () => server.close() };
-}
+const { certPath, token, headers: AUTH } = await benchAuth(work, ["bench/app", "bench/chunked", "bench/mono"]);
 
 async function startBuild(lib: string, name: string, env: Record<string, string> = {}): Promise<Server> {
   const port = await freePort();
@@ -207,7 +175,7 @@ for (let rep = 0; rep < REPS; rep++) {
 }
 await Promise.all([base.stop(), head.stop()]);
 if (sink) {
-  console.log(`webhook sink received ${sink.events()} events from head`);
+  console.log(`webhook sink received ${sink.events()} events from head${sink.malformed() > 0 ? ` (${sink.malformed()} malformed bodies)` : ""}`);
   sink.close();
 }
 

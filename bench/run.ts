@@ -34,10 +34,12 @@ import { cpus, freemem, loadavg, tmpdir, totalmem } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
-import { generateSigningKeyPem, pemKeys, signJwt, type JwsAlgorithm } from "../src/auth/index.js";
+import { generateSigningKeyPem, type JwsAlgorithm } from "../src/auth/index.js";
+import { ISSUER, SERVICE, benchAuth } from "./bench-auth.js";
 import { writeChart } from "./chart.js";
 import { chunkedUpload, download, monolithicUpload, pushSmallBlob, send } from "./http.js";
 import { atExit, cpuOf, cpuOfTree, freePort, installExitHooks, requireTools, runCmd, sampleRss, sleep, startServer, wrk, type Server } from "./proc.js";
+import { startSink, type Sink } from "./sink.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..");
@@ -66,8 +68,6 @@ const NODE_FLAGS = (argValue("--node-flags") ?? DEFAULT_NODE_FLAGS).split(" ").f
 /** Directory for each server's whole output (e.g. with `--node-flags "… --trace-gc"`); off by default. */
 const SERVER_LOGS = argValue("--server-logs");
 
-const SERVICE = "registry.bench";
-const ISSUER = "registry-kit-bench";
 const REPOS = ["bench/mono", "bench/chunked", "bench/app"];
 
 // ---------------------------------------------------------------- results
@@ -121,17 +121,7 @@ log(`registry-kit: ${LIB ? `the library built by tsup into ${LIB}` : "the TypeSc
 log(`work dir ${work}; ${REPS} repetitions; sizes ${SIZES.map(fmtSize).join(", ")}; chunk ${fmtSize(CHUNK)}; wrk -t${WRK.threads} -c${WRK.connections} -d${WRK_SECONDS}s\n`);
 
 // One key, one certificate, one token for both registries.
-const keyPem = await generateSigningKeyPem({ alg: "RS256" });
-const certPath = join(work, "rootcert.pem");
-writeFileSync(certPath, keyPem.certificate);
-const signer = await pemKeys({ privateKey: keyPem.privateKey, certificate: keyPem.certificate }).signingKey();
-const iat = Math.floor(Date.now() / 1000);
-const token = await signJwt(
-  { iss: ISSUER, sub: "bench", aud: SERVICE, iat, nbf: iat - 60, exp: iat + 24 * 3600, jti: randomBytes(8).toString("hex"), access: REPOS.map((name) => ({ type: "repository", name, actions: ["*"] })) },
-  signer,
-  { x5c: false },
-);
-const AUTH = { authorization: `Bearer ${token}` };
+const { keyPem, certPath, token, headers: AUTH } = await benchAuth(work, REPOS);
 const realm = "http://127.0.0.1:1/token"; // never called: the bench hands out its token itself
 
 // Random payloads, generated once, hashed while written.
@@ -158,7 +148,8 @@ function serverLog(name: string): string | undefined {
   return join(SERVER_LOGS, `${name}.log`);
 }
 
-async function startRegistryKit(workers = 1): Promise<Server> {
+/** registry-kit's bench server; `notify`: its events go to this webhook sink through the durable outbox (RK_BENCH_NOTIFY). */
+async function startRegistryKit(workers = 1, notify?: Sink): Promise<Server> {
   const port = await freePort();
   const config = join(work, `registry-kit-${port}.json`);
   const root = join(work, `registry-kit-data-${port}`);
@@ -169,9 +160,9 @@ async function startRegistryKit(workers = 1): Promise<Server> {
     mkdirSync(dir, { recursive: true });
     nodeArgs.push("--cpu-prof", `--cpu-prof-dir=${dir}`);
   }
-  return startServer(workers > 1 ? `registry-kit ×${workers}` : "registry-kit", process.execPath, [...nodeArgs, join(HERE, "server.ts"), config], `http://127.0.0.1:${port}`, probe, {
+  return startServer(workers > 1 ? `registry-kit ×${workers}` : notify ? "registry-kit with a sink" : "registry-kit", process.execPath, [...nodeArgs, join(HERE, "server.ts"), config], `http://127.0.0.1:${port}`, probe, {
     cwd: ROOT,
-    env: LIB ? { RK_BENCH_LIB: LIB } : {},
+    env: { ...(LIB ? { RK_BENCH_LIB: LIB } : {}), ...(notify ? { RK_BENCH_NOTIFY: notify.url } : {}) },
     logFile: serverLog(`registry-kit-${workers}-${port}`),
   });
 }
@@ -439,7 +430,10 @@ async function measureHttp(rk: Server, dist: Server): Promise<void> {
   // registry in one process per core (node:cluster) is measured too, as a deployment would run it.
   const workers = cpus().length;
   const rkAll = await startRegistryKit(workers);
-  for (const s of [rk, dist, rkAll]) {
+  // The same registry with a webhook sink (issue 18: within 10 % of the figure without one), measured in the same repetitions.
+  const sink = await startSink();
+  const rkSink = await startRegistryKit(1, sink);
+  for (const s of [rk, dist, rkAll, rkSink]) {
     await pushSmallBlob(s.url, "bench/app", AUTH, fx.config, d(fx.config));
     await pushSmallBlob(s.url, "bench/app", AUTH, fx.layer, d(fx.layer));
     const r = await send("PUT", `${s.url}/v2/bench/app/manifests/latest`, { ...AUTH, "content-type": "application/vnd.oci.image.manifest.v1+json" }, fx.manifest);
@@ -455,12 +449,14 @@ async function measureHttp(rk: Server, dist: Server): Promise<void> {
   // same wrk flags, path and headers, measured in the same repetitions (issue 22).
   const hello = await startHello();
   for (const c of cases) {
-    const out: Record<Who, number[]> = { "registry-kit": [], distribution: [] };
-    const cpuPerReq: Record<Who, number[]> = { "registry-kit": [], distribution: [] };
+    type Runner = Who | "with a sink";
+    const out: Record<Runner, number[]> = { "registry-kit": [], distribution: [], "with a sink": [] };
+    const cpuPerReq: Record<Runner, number[]> = { "registry-kit": [], distribution: [], "with a sink": [] };
     const helloRates: number[] = [];
     const reps = QUICK ? 1 : 3;
+    const runners: Array<[Runner, Server]> = [["registry-kit", rk], ...(c.id === "http.manifest" ? [["with a sink", rkSink] as [Runner, Server]] : []), ["distribution", dist]];
     for (let rep = 0; rep < reps; rep++) {
-      for (const [who, s] of (rep % 2 === 0 ? [["registry-kit", rk], ["distribution", dist]] : [["distribution", dist], ["registry-kit", rk]]) as Array<[Who, Server]>) {
+      for (const [who, s] of rep % 2 === 0 ? runners : [...runners].reverse()) {
         const url = `${s.url}/v2/bench/app/manifests/latest`;
         if (rep === 0) await wrk(tools.wrk!, url, { ...WRK, seconds: 1, headers: c.headers }); // warm-up
         const cpu0 = cpuOf(s.pid);
@@ -478,6 +474,7 @@ async function measureHttp(rk: Server, dist: Server): Promise<void> {
       helloRates.push(h.requestsPerSec);
       log(`  ${c.id} bare node:http, same flags: ${Math.round(h.requestsPerSec)} req/s`);
     }
+    if (c.id === "http.manifest") addSinkMetric(out, cpuPerReq, sink);
     const rkV = median(out["registry-kit"]);
     const dV = median(out.distribution);
     const helloV = median(helloRates);
@@ -489,7 +486,30 @@ async function measureHttp(rk: Server, dist: Server): Promise<void> {
     if (c.id === "http.manifest") await measureManifestAllCores(rkAll, c.headers, dV, median(out["registry-kit"]));
   }
   await rkAll.stop();
+  await rkSink.stop();
+  sink.close();
   await hello.stop();
+}
+
+/** The manifest GET with a webhook sink against the same registry without one, from the same repetitions. */
+function addSinkMetric(rates: Record<"registry-kit" | "with a sink", number[]>, cpu: Record<"registry-kit" | "with a sink", number[]>, sink: Sink): void {
+  const without = median(rates["registry-kit"]);
+  const withSink = median(rates["with a sink"]);
+  const cpuWithout = median(cpu["registry-kit"]);
+  const cpuWith = median(cpu["with a sink"]);
+  metrics.push({
+    id: "http.manifest.sink",
+    group: "http",
+    label: "manifest GET by tag with a webhook sink (every pull through the durable outbox) / without",
+    unit: "req/s",
+    higherIsBetter: true,
+    rk: round(withSink, 0),
+    ratio: round(withSink / without, 2),
+    samples: { rk: rates["with a sink"].map((x) => round(x, 0)) },
+    target: "≥ 0.9× without a sink (same run)",
+    met: withSink / without >= 0.9,
+    note: `without a sink ${Math.round(without)} req/s (samples ${rates["registry-kit"].map((x) => Math.round(x)).join(", ")}); server CPU per request ${Math.round(cpuWith)} µs with, ${Math.round(cpuWithout)} µs without (${round(cpuWith / cpuWithout, 2)}×); the sink received ${sink.events()} events${sink.malformed() > 0 ? `, ${sink.malformed()} malformed bodies` : ""}`,
+  });
 }
 
 /** The manifest GET against registry-kit in one process per core, beside the one-process figures. */
