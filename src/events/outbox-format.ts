@@ -35,6 +35,10 @@ export class EventLines {
   #next = 0;
   #source: RegistryEvent["source"] | undefined;
   #sourceJson = "";
+  #actorName: string | undefined;
+  #actorJson = "";
+  #request: RegistryEvent["request"];
+  #requestJson = "";
 
   constructor(includeReferences: boolean) {
     this.#includeReferences = includeReferences;
@@ -46,15 +50,31 @@ export class EventLines {
    * `includeReferences`.
    */
   line(event: RegistryEvent): string {
-    const { request, actor } = event;
-    let text = `{"id":${JSON.stringify(event.id)},"timestamp":${JSON.stringify(event.timestamp)},"action":${JSON.stringify(event.action)},"target":${this.#target(event.target)},"actor":${actor.name === undefined ? "{}" : `{"name":${JSON.stringify(actor.name)}}`},"source":${this.#sourceText(event.source)}`;
-    if (request) {
-      text += `,"request":{"id":${JSON.stringify(request.id)},"method":${JSON.stringify(request.method)},"useragent":${JSON.stringify(request.useragent)}`;
-      if (request.addr !== undefined) text += `,"addr":${JSON.stringify(request.addr)}`;
-      if (request.host !== undefined) text += `,"host":${JSON.stringify(request.host)}`;
-      text += "}";
+    const { request } = event;
+    const head = `{"id":${JSON.stringify(event.id)},"timestamp":${JSON.stringify(event.timestamp)},"action":${JSON.stringify(event.action)},"target":${this.#target(event.target)},"actor":${this.#actorText(event.actor)},"source":${this.#sourceText(event.source)}`;
+    return request ? `${head},"request":{"id":${JSON.stringify(request.id)},${this.#requestText(request)}}}` : `${head}}`;
+  }
+
+  #actorText(actor: RegistryEvent["actor"]): string {
+    const name = actor.name;
+    if (name === undefined) return "{}";
+    if (name !== this.#actorName) {
+      this.#actorName = name;
+      this.#actorJson = `{"name":${JSON.stringify(name)}}`;
     }
-    return `${text}}`;
+    return this.#actorJson;
+  }
+
+  /** The request's fields after its id; a client's requests repeat them, so the last ones are kept. */
+  #requestText(request: NonNullable<RegistryEvent["request"]>): string {
+    const last = this.#request;
+    if (last && last.method === request.method && last.useragent === request.useragent && last.addr === request.addr && last.host === request.host) return this.#requestJson;
+    let text = `"method":${JSON.stringify(request.method)},"useragent":${JSON.stringify(request.useragent)}`;
+    if (request.addr !== undefined) text += `,"addr":${JSON.stringify(request.addr)}`;
+    if (request.host !== undefined) text += `,"host":${JSON.stringify(request.host)}`;
+    this.#request = { id: "", method: request.method, useragent: request.useragent, addr: request.addr, host: request.host };
+    this.#requestJson = text;
+    return text;
   }
 
   #sourceText(source: RegistryEvent["source"]): string {

@@ -35,7 +35,7 @@ describe("EventLines", () => {
     expect(JSON.parse(new EventLines(false).line(proxied))).toEqual(proxied);
   });
 
-  it("a kept target's JSON is reused only for an equal target: a changed field, a number for a string, or an extra field each serialize afresh", () => {
+  it("kept JSON (target, actor, request fields) is reused only for equal values: a changed field, a number for a string, or an extra field each serialize afresh", () => {
     const lines = new EventLines(false);
     const variants: RegistryEvent[] = [
       pull(1),
@@ -47,6 +47,14 @@ describe("EventLines", () => {
       pull(7, { fromRepository: "x" }),
       pull(8),
     ];
+    variants.push(
+      { ...pull(11), actor: { name: "bob" } },
+      { ...pull(12), actor: {} },
+      { ...pull(13), request: { id: "r13", method: "GET", useragent: "other", host: "r.example" } },
+      { ...pull(14), request: { id: "r14", method: "GET", useragent: "other", addr: "10.0.0.1", host: "r.example" } },
+      { ...pull(15), request: { id: "r15", method: "GET", useragent: "other" } },
+      pull(16),
+    );
     for (const event of variants) expect(JSON.parse(lines.line(event))).toEqual(JSON.parse(JSON.stringify(event)));
     // A target changed after it was serialized does not change what was kept.
     const moving = pull(9);
