@@ -54,21 +54,21 @@ function loadNodeCrypto(): NodeCrypto | null {
   );
 }
 
-/** The KeyObject behind each CryptoKey (null: Node cannot use it), converted once. */
-const keyObjects = new WeakMap<CryptoKey, NodeKeyObject | null>();
+/**
+ * Signs data for one key and algorithm: the bytes, or a promise (RSA, on the
+ * thread pool), or `undefined` when node:crypto cannot use this key here.
+ */
+type Signer = (data: Uint8Array) => Uint8Array | Promise<Uint8Array | undefined> | undefined;
 
-function keyObjectOf(native: NodeCrypto, key: CryptoKey): NodeKeyObject | null {
-  let ko = keyObjects.get(key);
-  if (ko === undefined) {
-    try {
-      ko = convert(native, key);
-    } catch {
-      ko = null;
-    }
-    keyObjects.set(key, ko);
-  }
-  return ko;
-}
+/**
+ * The signer of each CryptoKey and algorithm (null: Node cannot use the key),
+ * made once: the KeyObject, the hash name and the options object are built on
+ * the first token, not on every one.
+ */
+const signers = new WeakMap<CryptoKey, Map<JwsAlgorithm, Signer | null>>();
+
+/** The node:crypto built-in, looked up on the first signature (null: not available). */
+let native: NodeCrypto | null | undefined;
 
 function convert(native: NodeCrypto, key: CryptoKey): NodeKeyObject | null {
   const material = keyMaterial(key);
@@ -90,39 +90,56 @@ function signOffThread(native: NodeCrypto, hash: string, data: Uint8Array, key: 
  * caller then uses WebCrypto).
  */
 export function nodeSign(alg: JwsAlgorithm, key: CryptoKey, data: Uint8Array): Uint8Array | Promise<Uint8Array | undefined> | undefined {
-  const native = loadNodeCrypto();
-  if (!native) return undefined;
-  const ko = keyObjectOf(native, key);
-  if (!ko) return undefined;
+  if (native === undefined) native = loadNodeCrypto();
+  if (native === null) return undefined;
+  let byAlg = signers.get(key);
+  if (!byAlg) signers.set(key, (byAlg = new Map()));
+  let signer = byAlg.get(alg);
+  if (signer === undefined) {
+    try {
+      const ko = convert(native, key);
+      signer = ko ? (signerFor(native, ko, alg) ?? null) : null;
+    } catch {
+      signer = null;
+    }
+    byAlg.set(alg, signer);
+  }
+  if (signer === null) return undefined;
   // A runtime whose node:crypto is partial (workerd's nodejs_compat refuses a KeyObject in
   // sign's options) gets WebCrypto from then on for this key, rather than a failed token.
-  const decline = (): undefined => {
-    keyObjects.set(key, null);
-    return undefined;
-  };
   try {
-    const result = signWith(native, ko, alg, data);
-    return result instanceof Promise ? result.catch(decline) : result;
+    const result = signer(data);
+    return result instanceof Promise ? result.catch(() => declined(byAlg, alg)) : result;
   } catch {
-    return decline();
+    return declined(byAlg, alg);
   }
 }
 
-function signWith(native: NodeCrypto, ko: NodeKeyObject, alg: JwsAlgorithm, data: Uint8Array): Uint8Array | Promise<Uint8Array> | undefined {
+function declined(byAlg: Map<JwsAlgorithm, Signer | null>, alg: JwsAlgorithm): undefined {
+  byAlg.set(alg, null);
+  return undefined;
+}
+
+/** The signer of `ko` for `alg`, or `undefined` when the key's type does not fit the algorithm. */
+function signerFor(native: NodeCrypto, ko: NodeKeyObject, alg: JwsAlgorithm): Signer | undefined {
   const hash = HASH[alg.slice(2)];
   switch (alg.slice(0, 2)) {
     case "RS":
-      return ko.type === "private" ? signOffThread(native, hash!, data, ko) : undefined;
-    case "PS":
-      return ko.type === "private"
-        ? signOffThread(native, hash!, data, { key: ko, padding: native.constants.RSA_PKCS1_PSS_PADDING, saltLength: Number(alg.slice(2)) / 8 })
-        : undefined;
-    case "ES":
-      return ko.type === "private" ? native.sign(hash!, data, { key: ko, dsaEncoding: "ieee-p1363" }) : undefined;
+      return ko.type === "private" ? (data) => signOffThread(native, hash!, data, ko) : undefined;
+    case "PS": {
+      if (ko.type !== "private") return undefined;
+      const options = { key: ko, padding: native.constants.RSA_PKCS1_PSS_PADDING, saltLength: Number(alg.slice(2)) / 8 };
+      return (data) => signOffThread(native, hash!, data, options);
+    }
+    case "ES": {
+      if (ko.type !== "private") return undefined;
+      const options = { key: ko, dsaEncoding: "ieee-p1363" };
+      return (data) => native.sign(hash!, data, options);
+    }
     case "Ed":
-      return ko.type === "private" ? native.sign(null, data, ko) : undefined;
+      return ko.type === "private" ? (data) => native.sign(null, data, ko) : undefined;
     case "HS":
-      return ko.type === "secret" ? native.createHmac(hash!, ko).update(data).digest() : undefined;
+      return ko.type === "secret" ? (data) => native.createHmac(hash!, ko).update(data).digest() : undefined;
     default:
       return undefined;
   }

@@ -42,6 +42,7 @@ export function fromHex(hex: string): Uint8Array {
 interface BufferLike {
   from(data: ArrayBufferLike, offset: number, length: number): { toString(encoding: "base64url"): string };
   from(data: string, encoding: "utf8"): { toString(encoding: "base64url"): string };
+  from(data: string, encoding: "latin1"): Uint8Array;
 }
 
 /** The runtime's `Buffer` (Node, Bun) when it has one: its base64url is native code, several times faster. */
@@ -51,6 +52,15 @@ const NativeBuffer = (globalThis as { Buffer?: BufferLike }).Buffer;
 export function b64url(bytes: Uint8Array): string {
   if (NativeBuffer) return NativeBuffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64url");
   return base64url.stringify(bytes, { pad: false });
+}
+
+/**
+ * The bytes of a string known to be ASCII (base64url, JWS signing input):
+ * one byte a character, copied natively where the runtime has `Buffer`.
+ * For any other text use {@link utf8}.
+ */
+export function asciiBytes(text: string): Uint8Array {
+  return NativeBuffer ? NativeBuffer.from(text, "latin1") : encoder.encode(text);
 }
 
 /** base64url (unpadded) of the UTF-8 bytes of `text`. */
@@ -92,7 +102,8 @@ export function concatBytes(chunks: readonly Uint8Array[], size = chunks.reduce(
 export function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
   return bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
     ? bytes.buffer
-    : (bytes.slice().buffer as ArrayBuffer);
+    : // Uint8Array's own slice copies; a Node Buffer's `slice` would be a view of the whole pool.
+      (Uint8Array.prototype.slice.call(bytes).buffer as ArrayBuffer);
 }
 
 /** Constant-time comparison of two byte strings of possibly different length. */

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { b64, b64url, concatBytes, fromB64, fromB64url, fromHex, toHex } from "../../src/util/bytes.js";
+import { asciiBytes, b64, b64url, concatBytes, fromB64, fromB64url, fromHex, toArrayBuffer, toHex } from "../../src/util/bytes.js";
 
 describe("util/bytes", () => {
   it("hex matches Buffer and round-trips", () => {
@@ -36,6 +36,24 @@ describe("util/bytes", () => {
         const whole = new Uint8Array(Buffer.concat(chunks));
         expect(concatBytes(chunks)).toEqual(whole);
         expect(concatBytes(chunks, whole.length)).toEqual(whole);
+      }),
+    );
+  });
+
+  it("toArrayBuffer copies exactly the view's bytes, also of a Node Buffer cut from the shared pool", () => {
+    const pooled = Buffer.from("abc.def", "latin1"); // small Buffers share one 8 KiB pool
+    expect(pooled.byteOffset > 0 || pooled.buffer.byteLength > pooled.byteLength).toBe(true);
+    const copy = toArrayBuffer(pooled);
+    expect(copy.byteLength).toBe(7);
+    expect(new TextDecoder().decode(copy)).toBe("abc.def");
+    const whole = new Uint8Array([1, 2, 3]);
+    expect(toArrayBuffer(whole)).toBe(whole.buffer);
+  });
+
+  it("asciiBytes gives one byte per character, the same bytes as UTF-8 for ASCII", () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[A-Za-z0-9_.-]*$/), (s) => {
+        expect([...asciiBytes(s)]).toEqual([...new TextEncoder().encode(s)]);
       }),
     );
   });
