@@ -4,7 +4,7 @@
  *
  *   npm run bench            # full: 256 MiB and 1 GiB blobs, 5 repetitions, wrk 10 s
  *   npm run bench:quick      # regression guard: 16/64 MiB, 3 repetitions, wrk 3 s (about a minute)
- *   node --import tsx bench/run.ts [--quick] [--profile] [--reps N] [--sizes 256,1024 (MiB)] [--only upload,download,http,tokens,ceilings] [--node-flags "…"]
+ *   node --import tsx bench/run.ts [--quick] [--profile] [--reps N] [--sizes 256,1024 (MiB)] [--only upload,download,http,tokens,ceilings,startup] [--node-flags "…"]
  *
  * Both registries run as child processes on 127.0.0.1 with filesystem storage
  * in temp dirs and token auth with the same RSA key and the same long-lived
@@ -28,6 +28,7 @@
  * Installs nothing: a missing program is named with its Debian package and the
  * run exits with status 2.
  */
+import { spawn } from "node:child_process";
 import { createHash, createPrivateKey, randomBytes, randomFillSync, sign as nodeSign } from "node:crypto";
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { cpus, freemem, loadavg, tmpdir, totalmem } from "node:os";
@@ -38,7 +39,7 @@ import { generateSigningKeyPem, type JwsAlgorithm } from "../src/auth/index.js";
 import { ISSUER, SERVICE, benchAuth } from "./bench-auth.js";
 import { writeChart } from "./chart.js";
 import { chunkedUpload, download, monolithicUpload, pushSmallBlob, send } from "./http.js";
-import { atExit, cpuOf, cpuOfTree, freePort, installExitHooks, requireTools, runCmd, sampleRss, sleep, startServer, wrk, type Server } from "./proc.js";
+import { atExit, cpuOf, cpuOfTree, freePort, rssOf, installExitHooks, requireTools, runCmd, sampleRss, sleep, startServer, wrk, type Server } from "./proc.js";
 import { startSink, type Sink } from "./sink.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -53,7 +54,8 @@ const argValue = (name: string): string | undefined => {
   const i = argv.indexOf(name);
   return i >= 0 ? argv[i + 1] : undefined;
 };
-const ONLY = new Set((argValue("--only") ?? "upload,download,http,tokens,ceilings").split(","));
+const ALL_PARTS = "upload,download,http,tokens,ceilings,startup";
+const ONLY = new Set((argValue("--only") ?? ALL_PARTS).split(","));
 const REPS = Number(argValue("--reps") ?? (QUICK ? 3 : 5));
 const SIZES = argValue("--sizes")?.split(",").map((x) => Number(x) * MiB) ?? (QUICK ? [16 * MiB, 64 * MiB] : [256 * MiB, 1024 * MiB]);
 const CHUNK = QUICK ? 4 * MiB : 16 * MiB;
@@ -74,7 +76,7 @@ const REPOS = ["bench/mono", "bench/chunked", "bench/app"];
 type Who = "registry-kit" | "distribution";
 interface Metric {
   id: string;
-  group: "upload" | "download" | "http" | "memory" | "tokens";
+  group: "upload" | "download" | "http" | "memory" | "tokens" | "startup";
   label: string;
   unit: string;
   /** true: bigger is better (rates); false: smaller is better (memory). */
@@ -710,11 +712,98 @@ async function signJwtVsRaw(
   return out;
 }
 
+// ---------------------------------------------------------------- start-up
+/**
+ * `registry-kit serve config.yml` (the all-in-one, with the token service and
+ * users API, on fs storage) started on existing data: milliseconds from spawn
+ * to the first answer on `/v2/`, the process's CPU by then, and its RSS at rest
+ * 2 s and 20 s later (V8's memory reducer gives back the start-up garbage in
+ * between); beside `node -e 0` (the runtime's own start) in the same rounds.
+ * The first start, which creates the signing key and the data, is not timed.
+ */
+async function measureStartup(): Promise<void> {
+  log("== start-up and RSS at rest (registry-kit serve, existing data)");
+  const dir = join(work, "startup");
+  mkdirSync(dir, { recursive: true });
+  const port = await freePort();
+  const config = join(dir, "config.yml");
+  writeFileSync(config, stringify({ version: 0.1, log: { level: "error" }, http: { addr: `127.0.0.1:${port}` }, storage: { filesystem: { rootdirectory: join(dir, "data") } }, registrykit: { keydirectory: join(dir, "keys"), tokenservice: {}, users: {} } }));
+  const main = LIB ? pathToFileURL(join(LIB, "cli", "main.js")).href : undefined;
+  const args = main
+    ? [...NODE_FLAGS, "--input-type=module", "-e", `const c = await (await import(${JSON.stringify(main)})).main(["serve", ${JSON.stringify(config)}]); if (c !== undefined) process.exit(c);`]
+    : [...NODE_FLAGS, join(ROOT, "bin", "registry-kit.mjs"), "serve", config];
+  const once = async (): Promise<{ ms: number; cpuMs: number; rss2: number; rss: number }> => {
+    const t0 = performance.now();
+    const child = spawn(process.execPath, args, { cwd: dir, stdio: ["ignore", "ignore", "ignore"] });
+    try {
+      for (;;) {
+        try {
+          await (await fetch(`http://127.0.0.1:${port}/v2/`)).arrayBuffer();
+          break;
+        } catch {
+          if (child.exitCode !== null) throw new Error(`registry-kit serve exited with ${child.exitCode} before answering`);
+          await sleep(2);
+        }
+      }
+      const ms = performance.now() - t0;
+      const cpuMs = cpuOf(child.pid!) * 1000;
+      await sleep(2_000);
+      const rss2 = rssOf(child.pid!) / MiB;
+      await sleep(18_000);
+      return { ms, cpuMs, rss2, rss: rssOf(child.pid!) / MiB };
+    } finally {
+      child.kill("SIGTERM");
+      if (child.exitCode === null) await new Promise((res) => child.once("exit", res));
+    }
+  };
+  const nodeAlone = async (): Promise<number> => {
+    const t0 = performance.now();
+    await runCmd(process.execPath, ["-e", "0"]);
+    return performance.now() - t0;
+  };
+  await once(); // creates the key and the data
+  const runs: Array<{ ms: number; cpuMs: number; rss2: number; rss: number }> = [];
+  const bare: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    runs.push(await once());
+    bare.push(await nodeAlone());
+    log(`  ready ${Math.round(runs.at(-1)!.ms)} ms (CPU ${Math.round(runs.at(-1)!.cpuMs)} ms), RSS at rest ${round(runs.at(-1)!.rss2)} MiB after 2 s, ${round(runs.at(-1)!.rss)} after 20 s; node -e 0: ${Math.round(bare.at(-1)!)} ms`);
+  }
+  const ms = median(runs.map((r) => r.ms));
+  const rss = median(runs.map((r) => r.rss));
+  metrics.push({
+    id: "startup.ready",
+    group: "startup",
+    label: "registry-kit serve: spawn to first answer on /v2/ (existing data)",
+    unit: "ms",
+    higherIsBetter: false,
+    rk: round(ms, 0),
+    samples: { rk: runs.map((r) => round(r.ms, 0)) },
+    target: "≤ 150 ms",
+    met: ms <= 150,
+    note: `process CPU by then ${runs.map((r) => Math.round(r.cpuMs)).join(" / ")} ms; node -e 0 alone ${bare.map((x) => Math.round(x)).join(" / ")} ms in the same rounds`,
+  });
+  metrics.push({
+    id: "startup.rss",
+    group: "startup",
+    label: "registry-kit serve: RSS at rest, 20 s after the first answer",
+    unit: "MiB",
+    higherIsBetter: false,
+    rk: round(rss),
+    samples: { rk: runs.map((r) => round(r.rss)) },
+    target: "≤ 60 MiB",
+    met: rss <= 60,
+    note: `2 s after the first answer: ${runs.map((r) => round(r.rss2)).join(" / ")} MiB`,
+  });
+  log("");
+}
+
 // ---------------------------------------------------------------- main
 let rk: Server | undefined;
 let dist: Server | undefined;
 try {
   if (ONLY.has("ceilings")) await measureCeilings();
+  if (ONLY.has("startup")) await measureStartup();
   if (ONLY.has("tokens")) await measureTokens();
   if (ONLY.has("upload") || ONLY.has("download") || ONLY.has("http")) {
     rk = await startRegistryKit();
@@ -763,7 +852,7 @@ const result = {
 const outDir = join(HERE, "results");
 mkdirSync(outDir, { recursive: true });
 // A partial run (--only) never replaces the results of a whole one.
-const variant = `${ONLY.size === 5 ? "" : `-only-${[...ONLY].join("-")}`}${NODE_FLAGS.join(" ") === DEFAULT_NODE_FLAGS ? "" : NODE_FLAGS.length ? "-custom-node-flags" : "-no-node-flags"}`;
+const variant = `${ONLY.size === ALL_PARTS.split(",").length ? "" : `-only-${[...ONLY].join("-")}`}${NODE_FLAGS.join(" ") === DEFAULT_NODE_FLAGS ? "" : NODE_FLAGS.length ? "-custom-node-flags" : "-no-node-flags"}`;
 const outFile = join(outDir, `${MODE}${variant}.json`);
 writeFileSync(outFile, JSON.stringify(result, null, 2) + "\n");
 log(`results: ${outFile}`);

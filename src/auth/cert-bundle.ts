@@ -17,8 +17,12 @@ type X509Certificate = X509.X509Certificate;
 
 /** The keys and anchors a verifier trusts. Build with {@link parseCertBundle} or {@link trustStoreFromKeys}. */
 export interface TrustStore {
-  /** Trust anchors for `x5c` chains. */
-  readonly certificates: readonly X509Certificate[];
+  /**
+   * Trust anchors for `x5c` chains, DER. Parsed (with `@peculiar/x509`) the
+   * first time a chain is verified, so a server that never meets an `x5c`
+   * header never loads the X.509 library.
+   */
+  readonly certificatesDer: readonly Uint8Array[];
   /** Every trusted key (from the certificates and any bare public keys). */
   readonly keys: readonly VerificationKey[];
   /** Trusted keys by libtrust key id (case-sensitive). */
@@ -40,15 +44,15 @@ export interface TrustStore {
 export function trustStoreFromKeys(keys: readonly VerificationKey[], jwks: readonly JwksKey[] = []): TrustStore {
   const byKid = new Map<string, VerificationKey>();
   const byThumbprint = new Map<string, VerificationKey>();
-  const certificates: X509Certificate[] = [];
+  const certificatesDer: Uint8Array[] = [];
   for (const k of keys) {
     if (!byKid.has(k.kid)) byKid.set(k.kid, k);
     if (!byThumbprint.has(k.thumbprint)) byThumbprint.set(k.thumbprint, k);
-    if (k.certificate) certificates.push(k.certificate);
+    if (k.certificateDer) certificatesDer.push(k.certificateDer);
   }
   const byJwksKid = new Map<string, JwksKey>();
   for (const j of jwks) if (!byJwksKid.has(j.kid)) byJwksKid.set(j.kid, j);
-  return { certificates, keys: [...keys, ...jwks.map((j) => j.key)], byKid, byThumbprint, byJwksKid };
+  return { certificatesDer, keys: [...keys, ...jwks.map((j) => j.key)], byKid, byThumbprint, byJwksKid };
 }
 
 /**
@@ -118,9 +122,22 @@ interface VerifiedChain {
   until: number;
 }
 
+/** Each store's anchors as parsed certificates, made on the first `x5c` chain. */
+const parsedAnchors = new WeakMap<TrustStore, Promise<X509Certificate[]>>();
+
+function anchorsOf(store: TrustStore): Promise<X509Certificate[]> {
+  let anchors = parsedAnchors.get(store);
+  if (!anchors) {
+    anchors = x509().then(({ X509Certificate }) => store.certificatesDer.map((der) => new X509Certificate(toArrayBuffer(der))));
+    parsedAnchors.set(store, anchors);
+  }
+  return anchors;
+}
+
 async function verifyChain(store: TrustStore, x5c: string[], now: Date): Promise<VerifiedChain> {
   const lib = await x509();
   const { X509Certificate } = lib;
+  const anchors = await anchorsOf(store);
   let chain: X509Certificate[];
   try {
     chain = x5c.map((c) => new X509Certificate(toArrayBuffer(fromB64(c))));
@@ -138,7 +155,7 @@ async function verifyChain(store: TrustStore, x5c: string[], now: Date): Promise
   const done = async (): Promise<VerifiedChain> => {
     let key: VerificationKey;
     try {
-      key = await VerificationKey.fromSpki(new Uint8Array(leaf.publicKey.rawData), leaf);
+      key = await VerificationKey.fromSpki(new Uint8Array(leaf.publicKey.rawData), new Uint8Array(leaf.rawData));
     } catch (e) {
       throw new JwtError("bad_certificate", `unable to use x5c leaf key: ${(e as Error).message}`);
     }
@@ -148,8 +165,8 @@ async function verifyChain(store: TrustStore, x5c: string[], now: Date): Promise
   for (let depth = 0; depth <= MAX_CHAIN; depth++) {
     if (!validAt(current, now)) throw new JwtError("bad_certificate", "unable to verify certificate chain: certificate expired or not yet valid");
     use(current);
-    if (store.certificates.some((a) => sameCert(a, current))) return done();
-    for (const anchor of store.certificates) {
+    if (anchors.some((a) => sameCert(a, current))) return done();
+    for (const anchor of anchors) {
       if (isCa(lib, anchor) && validAt(anchor, now) && (await signedBy(current, anchor))) {
         use(anchor);
         return done();

@@ -1,7 +1,10 @@
 /**
  * The few DER operations the key code needs: reading the algorithm of a
- * SubjectPublicKeyInfo or PKCS#8 key, and wrapping a PKCS#1 RSA key as PKCS#8.
- * Not a general ASN.1 parser.
+ * SubjectPublicKeyInfo or PKCS#8 key, finding the SubjectPublicKeyInfo in an
+ * X.509 certificate, and wrapping a PKCS#1 RSA key as PKCS#8. Not a general
+ * ASN.1 parser: reading keys and certificates at start-up this way keeps
+ * `@peculiar/x509` (and its ASN.1 stack, a few hundred ms to load) out of the
+ * process until an `x5c` chain must be verified.
  *
  * @module
  */
@@ -10,6 +13,8 @@ import { concatBytes, toHex } from "../util/bytes.js";
 
 interface Tlv {
   tag: number;
+  /** Offset of the tag byte. */
+  offset: number;
   /** Offset of the content. */
   start: number;
   /** Offset just after the content. */
@@ -30,7 +35,7 @@ function readTlv(der: Uint8Array, offset: number): Tlv {
   }
   const end = start + len;
   if (end > der.length) throw new AuthError("invalid_key", "truncated DER");
-  return { tag, start, end };
+  return { tag, offset, start, end };
 }
 
 function children(der: Uint8Array, parent: Tlv): Tlv[] {
@@ -86,6 +91,28 @@ export function spkiKind(spki: Uint8Array): KeyKind {
   const [algId] = children(spki, top);
   if (!algId || algId.tag !== 0x30) throw new AuthError("invalid_key", "not a SubjectPublicKeyInfo");
   return kindOf(spki, algId);
+}
+
+/**
+ * The DER SubjectPublicKeyInfo of a DER X.509 certificate (a view into
+ * `cert`). Checks the structure up to that field; the rest of the certificate
+ * (extensions, signature) is read only when a chain is verified.
+ */
+export function certificateSpki(cert: Uint8Array): Uint8Array {
+  const bad = (): never => {
+    throw new AuthError("invalid_key", "not an X.509 certificate");
+  };
+  const top = readTlv(cert, 0);
+  if (top.tag !== 0x30 || top.end !== cert.length) bad();
+  const [tbs, sigAlg, sig] = children(cert, top);
+  if (!tbs || tbs.tag !== 0x30 || sigAlg?.tag !== 0x30 || sig?.tag !== 0x03) bad();
+  const fields = children(cert, tbs!);
+  // version [0] EXPLICIT is optional; then serialNumber, signature, issuer, validity, subject, subjectPublicKeyInfo
+  const first = fields[0]?.tag === 0xa0 ? 1 : 0;
+  const expected = [0x02, 0x30, 0x30, 0x30, 0x30, 0x30];
+  for (let i = 0; i < expected.length; i++) if (fields[first + i]?.tag !== expected[i]) bad();
+  const spki = fields[first + 5]!;
+  return cert.subarray(spki.offset, spki.end);
 }
 
 /** The key algorithm of a DER PKCS#8 PrivateKeyInfo. */

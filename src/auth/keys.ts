@@ -11,12 +11,12 @@
 import { AuthError } from "./errors.js";
 import { algorithmSpec, MIN_RSA_BITS, type JwsAlgorithm } from "./algorithms.js";
 import { rememberKeyMaterial } from "./key-material.js";
-import { pkcs1ToPkcs8, pkcs8Kind, sec1ToPkcs8, type KeyKind } from "./der.js";
+import { certificateSpki, pkcs1ToPkcs8, pkcs8Kind, sec1ToPkcs8, type KeyKind } from "./der.js";
 import { b64, toArrayBuffer, utf8 } from "../util/bytes.js";
 import type { SigningKey } from "./jwt.js";
 import { parsePem, toPem } from "./pem.js";
 import { publicJwk, VerificationKey } from "./public-key.js";
-import { x509, type X509 } from "./x509.js";
+import { x509 } from "./x509.js";
 
 export type { SigningKey } from "./jwt.js";
 export { VerificationKey } from "./public-key.js";
@@ -88,17 +88,22 @@ function privateKeyDer(pem: string): Uint8Array {
 
 /** Certificates and public keys of a PEM text, as verification keys, in order. */
 export async function verificationKeysFromPem(pem: string): Promise<VerificationKey[]> {
-  const { X509Certificate } = await x509();
   const out: VerificationKey[] = [];
   for (const b of parsePem(pem)) {
     if (b.label === "CERTIFICATE") {
-      const cert = new X509Certificate(toArrayBuffer(b.der));
-      out.push(await VerificationKey.fromSpki(new Uint8Array(cert.publicKey.rawData), cert));
+      out.push(await VerificationKey.fromSpki(certificateSpki(b.der), b.der));
     } else if (b.label === "PUBLIC KEY") {
       out.push(await VerificationKey.fromSpki(b.der));
     }
   }
   return out;
+}
+
+/** The DER bodies of a PEM text's `CERTIFICATE` blocks, in order. */
+function certificateBlocks(pem: string): Uint8Array[] {
+  return parsePem(pem)
+    .filter((b) => b.label === "CERTIFICATE")
+    .map((b) => b.der);
 }
 
 function sameKey(a: VerificationKey, b: VerificationKey): boolean {
@@ -142,15 +147,12 @@ export function pemKeys(options: PemKeysOptions): KeyProvider {
   const load = memo(async () => {
     const imported = await importPrivate(privateKeyDer(options.privateKey), options.alg);
     const own = await VerificationKey.fromCryptoKey(imported.publicKey);
-    let chain: X509.X509Certificate[] = [];
+    let chain: Uint8Array[] = [];
     let ownKey = own;
     if (options.certificate) {
-      const { X509Certificate } = await x509();
-      chain = parsePem(options.certificate)
-        .filter((b) => b.label === "CERTIFICATE")
-        .map((b) => new X509Certificate(toArrayBuffer(b.der)));
+      chain = certificateBlocks(options.certificate);
       if (chain.length === 0) throw new AuthError("invalid_key", "no CERTIFICATE block in the certificate PEM");
-      const leaf = await VerificationKey.fromSpki(new Uint8Array(chain[0]!.publicKey.rawData), chain[0]);
+      const leaf = await VerificationKey.fromSpki(certificateSpki(chain[0]!), chain[0]);
       if (leaf.kid !== own.kid) throw new AuthError("invalid_key", "the certificate does not match the private key");
       ownKey = leaf;
     }
@@ -158,7 +160,7 @@ export function pemKeys(options: PemKeysOptions): KeyProvider {
     const more = options.additionalTrusted === undefined ? [] : [options.additionalTrusted].flat();
     for (const pem of more) extra.push(...(await verificationKeysFromPem(pem)));
     const signing: SigningKey = { alg: imported.alg, key: imported.key, kid: own.kid };
-    if (chain.length > 0) signing.x5c = chain.map((c) => b64(new Uint8Array(c.rawData)));
+    if (chain.length > 0) signing.x5c = chain.map((c) => b64(c));
     return { signing, verification: dedupe([ownKey, ...extra]) };
   });
   return {
@@ -190,14 +192,11 @@ export function cryptoKeys(options: CryptoKeysOptions): KeyProvider {
     const signing: SigningKey = { alg, key: options.privateKey, kid: own.kid };
     let ownKey = own;
     if (options.certificate) {
-      const { X509Certificate } = await x509();
-      const chain = parsePem(options.certificate)
-        .filter((b) => b.label === "CERTIFICATE")
-        .map((b) => new X509Certificate(toArrayBuffer(b.der)));
+      const chain = certificateBlocks(options.certificate);
       if (chain.length > 0) {
-        ownKey = await VerificationKey.fromSpki(new Uint8Array(chain[0]!.publicKey.rawData), chain[0]);
+        ownKey = await VerificationKey.fromSpki(certificateSpki(chain[0]!), chain[0]);
         if (ownKey.kid !== own.kid) throw new AuthError("invalid_key", "the certificate does not match the public key");
-        signing.x5c = chain.map((c) => b64(new Uint8Array(c.rawData)));
+        signing.x5c = chain.map((c) => b64(c));
       }
     }
     const extra = await Promise.all((options.additionalTrusted ?? []).map((k) => VerificationKey.fromCryptoKey(k)));

@@ -6,7 +6,6 @@
  * @module
  */
 import { AuthError } from "./errors.js";
-import type { X509Certificate } from "@peculiar/x509";
 import { algorithmSpec, MIN_RSA_BITS, type JwsAlgorithm } from "./algorithms.js";
 import { spkiKind, type KeyKind } from "./der.js";
 import { toArrayBuffer } from "../util/bytes.js";
@@ -51,8 +50,11 @@ export class VerificationKey {
     readonly jwk: JsonWebKey,
     /** RSA modulus size in bits; `undefined` for EC/OKP keys. */
     readonly bits: number | undefined,
-    /** The certificate this key came from, if any. */
-    readonly certificate: X509Certificate | undefined,
+    /**
+     * The DER X.509 certificate this key came from, if any (an anchor for
+     * `x5c` chains; parsed only when a chain is verified).
+     */
+    readonly certificateDer: Uint8Array | undefined,
   ) {
     this.kid = libtrustKeyId(spki);
     this.thumbprint = jwkThumbprint(jwk);
@@ -64,10 +66,11 @@ export class VerificationKey {
   readonly thumbprint: string;
 
   /**
-   * Build from a DER SubjectPublicKeyInfo. Throws for unsupported key types
-   * and for RSA keys under 2048 bits.
+   * Build from a DER SubjectPublicKeyInfo (and the DER certificate holding
+   * it, if any). Throws for unsupported key types and for RSA keys under 2048
+   * bits.
    */
-  static async fromSpki(spki: Uint8Array, certificate?: X509Certificate): Promise<VerificationKey> {
+  static async fromSpki(spki: Uint8Array, certificateDer?: Uint8Array): Promise<VerificationKey> {
     const kind = spkiKind(spki);
     const probe = await crypto.subtle.importKey("spki", toArrayBuffer(spki), probeParams(kind), true, ["verify"]);
     const jwk = publicJwk(await crypto.subtle.exportKey("jwk", probe));
@@ -76,13 +79,13 @@ export class VerificationKey {
       bits = (probe.algorithm as RsaHashedKeyAlgorithm).modulusLength;
       if (bits < MIN_RSA_BITS) throw new AuthError("invalid_key", `RSA key of ${bits} bits refused (minimum ${MIN_RSA_BITS})`);
     }
-    return new VerificationKey(spki, kind, jwk, bits, certificate);
+    return new VerificationKey(spki, kind, jwk, bits, certificateDer);
   }
 
   /** Build from a public `CryptoKey`, which must be extractable. */
-  static async fromCryptoKey(key: CryptoKey, certificate?: X509Certificate): Promise<VerificationKey> {
+  static async fromCryptoKey(key: CryptoKey, certificateDer?: Uint8Array): Promise<VerificationKey> {
     if (key.type !== "public") throw new AuthError("invalid_key", "a verification key must be a public key");
-    return VerificationKey.fromSpki(new Uint8Array(await crypto.subtle.exportKey("spki", key)), certificate);
+    return VerificationKey.fromSpki(new Uint8Array(await crypto.subtle.exportKey("spki", key)), certificateDer);
   }
 
   /** Build from a public JWK (`kty` RSA, EC or OKP). */
