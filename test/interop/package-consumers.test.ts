@@ -17,16 +17,23 @@
  *   password, a push outside its namespace refused, and after a restart the
  *   image, the account and the signing key are still there (fs storage);
  * - `deno check` of examples/deno (against the sources: the tarball built
- *   here has no declarations).
+ *   here has no declarations);
+ * - examples/workers bundled by esbuild as wrangler does, from the installed
+ *   tarball (not the sources): only imports `nodejs_compat` provides, its
+ *   size printed, and the bundle in workerd (miniflare, local R2) serving an
+ *   account made through the users API a skopeo push and pull.
  *
  * The runtimes are the ones scripts/runtimes.mjs fetches.
  */
 import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { spawnSync } from "node:child_process";
+import { gzipSync } from "node:zlib";
+import { build as esbuild } from "esbuild";
 import { build } from "tsup";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import tsupConfig from "../../tsup.config.js";
+import { generateSigningKeyPem } from "../../src/auth/index.js";
 import { runtimeNames } from "../package/export-names.js";
 import { buildTestImage, readOciLayout, type TestImage } from "./helpers/image.js";
 import { describeRun, requireTool, run, runOk, startBackground, tempDir, waitFor, type Background } from "./helpers/process.js";
@@ -185,6 +192,58 @@ describe("the packed package in a consumer's project", () => {
         return [runtimes.bun![0]!, "run", "start"];
       }],
     ];
+    it("examples/workers bundled from the tarball: only imports nodejs_compat provides; in workerd with local R2 a user made through /api/users pushes and pulls with skopeo", async () => {
+      // Bundled in the consumer's project, so every registry-kit/* import resolves to the installed tarball's dist/.
+      const dir = join(project, "workers");
+      mkdirSync(dir, { recursive: true });
+      cpSync(join(ROOT, "examples/workers/src/index.ts"), join(dir, "index.ts"));
+      const bundle = join(dir, "index.mjs");
+      const built = await esbuild({
+        entryPoints: [join(dir, "index.ts")], outfile: bundle, absWorkingDir: project,
+        bundle: true, format: "esm", platform: "neutral", conditions: ["workerd", "worker", "browser"], mainFields: ["module", "main"],
+        external: ["node:*", "crypto"], minify: true, metafile: true, logLevel: "silent",
+      });
+      const imports = Object.values(built.metafile.outputs).flatMap((o) => o.imports.filter((i) => i.external).map((i) => i.path));
+      // What workerd's nodejs_compat provides; node:fs, node:http, node:net … would mean node-only code got in.
+      expect([...new Set(imports)].filter((i) => !["crypto", "node:crypto", "node:buffer", "node:stream", "node:util", "node:events", "node:async_hooks", "node:zlib"].includes(i))).toEqual([]);
+      expect(Object.keys(built.metafile.inputs).filter((i) => i.includes("node_modules/registry-kit/dist/")).length).toBeGreaterThan(0);
+      const bytes = readFileSync(bundle);
+      console.log(`[package-consumers] examples/workers from the tarball: ${(bytes.byteLength / 1024).toFixed(0)} KiB minified, ${(gzipSync(bytes).byteLength / 1024).toFixed(0)} KiB gzip`);
+
+      const { privateKey } = await generateSigningKeyPem({ alg: "ES256" });
+      const bindings = { SIGNING_KEY: privateKey, UPLOAD_SECRET: "0123456789abcdef0123456789abcdef", ADMIN_PASSWORD: admin.password };
+      const server = startBackground(runtimes["node@24"]![0]!, [join(ROOT, "test/runtime/miniflare.mjs"), bundle, "--r2", "BUCKET", "--persist", join(dir, "r2")], {
+        cwd: ROOT, env: { RK_BINDINGS: JSON.stringify(bindings) },
+      });
+      try {
+        let url = "";
+        await waitFor("workerd listening", async () => {
+          if (server.exited()) throw new Error(`exited:\n${server.output()}`);
+          url = /listening (http:\/\/127\.0\.0\.1:\d+)/.exec(server.output())?.[1] ?? "";
+          return url !== "";
+        }, 60_000, () => server.output());
+        const host = url.slice("http://".length);
+        const challenge = await fetch(`${url}/v2/`);
+        await challenge.arrayBuffer();
+        expect(challenge.status, server.output()).toBe(401);
+        const created = await fetch(`${url}/api/users`, {
+          method: "POST",
+          headers: { authorization: `Basic ${Buffer.from(`${admin.username}:${admin.password}`).toString("base64")}`, "content-type": "application/json" },
+          body: JSON.stringify({ username: bob.username, password: bob.password, email: "bob@example.com" }),
+        });
+        expect(created.status, `${await created.text()}\n${server.output()}`).toBe(201);
+        const push = await skopeo.copy(img.ref, `docker://${host}/bob/app:v1`, { destCreds: bob });
+        expect(push.code, `${describeRun(push)}\n${server.output()}`).toBe(0);
+        const pull = await skopeo.copy(`docker://${host}/bob/app:v1`, `oci:${join(dir, "back")}:v1`, { srcCreds: bob });
+        expect(pull.code, `${describeRun(pull)}\n${server.output()}`).toBe(0);
+        const got = readOciLayout(join(dir, "back"), "v1");
+        expect(got.manifestDigest).toBe(img.manifestDigest);
+        expect(got.layerDigests).toEqual(img.layers.map((l) => l.digest));
+      } finally {
+        await server.stop();
+      }
+    });
+
     for (const [name, prepare] of examples) {
       it(`examples/${name}: a user made through /api/users pushes and pulls with skopeo; a push outside their namespace is refused; all of it survives a restart`, async () => {
         const dir = exampleCopy(name, join(work.path, "examples"), tarball);
