@@ -181,6 +181,25 @@ describe("the packed package in a consumer's project", () => {
     });
     afterAll(() => skopeo?.remove());
 
+    /** As a user would: the administrator makes bob through /api/users; bob pushes the image with skopeo and pulls it back whole. */
+    const bobRoundTrip = async (url: string, dir: string, output: () => string): Promise<void> => {
+      const host = url.slice("http://".length);
+      const created = await fetch(`${url}/api/users`, {
+        method: "POST",
+        headers: { authorization: `Basic ${Buffer.from(`${admin.username}:${admin.password}`).toString("base64")}`, "content-type": "application/json" },
+        body: JSON.stringify({ username: bob.username, password: bob.password, email: "bob@example.com" }),
+      });
+      expect(created.status, `${await created.text()}\n${output()}`).toBe(201);
+      const push = await skopeo.copy(img.ref, `docker://${host}/bob/app:v1`, { destCreds: bob });
+      expect(push.code, `${describeRun(push)}\n${output()}`).toBe(0);
+      const pull = await skopeo.copy(`docker://${host}/bob/app:v1`, `oci:${join(dir, "back")}:v1`, { srcCreds: bob });
+      expect(pull.code, `${describeRun(pull)}\n${output()}`).toBe(0);
+      const got = readOciLayout(join(dir, "back"), "v1");
+      expect(got.manifestDigest).toBe(img.manifestDigest);
+      expect(got.layerDigests).toEqual(img.layers.map((l) => l.digest));
+      for (const [file, contentDigest] of got.blobFileDigests) expect(contentDigest).toBe(file);
+    };
+
     const examples: [string, (dir: string) => Promise<string[]>][] = [
       ["deno", async (dir) => {
         await runOk(npm, install, { cwd: dir, timeoutMs: 180_000 });
@@ -222,23 +241,10 @@ describe("the packed package in a consumer's project", () => {
           url = /listening (http:\/\/127\.0\.0\.1:\d+)/.exec(server.output())?.[1] ?? "";
           return url !== "";
         }, 60_000, () => server.output());
-        const host = url.slice("http://".length);
         const challenge = await fetch(`${url}/v2/`);
         await challenge.arrayBuffer();
         expect(challenge.status, server.output()).toBe(401);
-        const created = await fetch(`${url}/api/users`, {
-          method: "POST",
-          headers: { authorization: `Basic ${Buffer.from(`${admin.username}:${admin.password}`).toString("base64")}`, "content-type": "application/json" },
-          body: JSON.stringify({ username: bob.username, password: bob.password, email: "bob@example.com" }),
-        });
-        expect(created.status, `${await created.text()}\n${server.output()}`).toBe(201);
-        const push = await skopeo.copy(img.ref, `docker://${host}/bob/app:v1`, { destCreds: bob });
-        expect(push.code, `${describeRun(push)}\n${server.output()}`).toBe(0);
-        const pull = await skopeo.copy(`docker://${host}/bob/app:v1`, `oci:${join(dir, "back")}:v1`, { srcCreds: bob });
-        expect(pull.code, `${describeRun(pull)}\n${server.output()}`).toBe(0);
-        const got = readOciLayout(join(dir, "back"), "v1");
-        expect(got.manifestDigest).toBe(img.manifestDigest);
-        expect(got.layerDigests).toEqual(img.layers.map((l) => l.digest));
+        await bobRoundTrip(url, dir, () => server.output());
       } finally {
         await server.stop();
       }
@@ -264,22 +270,7 @@ describe("the packed package in a consumer's project", () => {
         let { server, url } = await start();
         try {
           const host = url.slice("http://".length);
-          const basic = (c: { username: string; password: string }) => `Basic ${Buffer.from(`${c.username}:${c.password}`).toString("base64")}`;
-          const created = await fetch(`${url}/api/users`, {
-            method: "POST",
-            headers: { authorization: basic(admin), "content-type": "application/json" },
-            body: JSON.stringify({ username: bob.username, password: bob.password, email: "bob@example.com" }),
-          });
-          expect(created.status, await created.text()).toBe(201);
-
-          const push = await skopeo.copy(img.ref, `docker://${host}/bob/app:v1`, { destCreds: bob });
-          expect(push.code, `${describeRun(push)}\n${server.output()}`).toBe(0);
-          const pull = await skopeo.copy(`docker://${host}/bob/app:v1`, `oci:${join(dir, "back")}:v1`, { srcCreds: bob });
-          expect(pull.code, `${describeRun(pull)}\n${server.output()}`).toBe(0);
-          const got = readOciLayout(join(dir, "back"), "v1");
-          expect(got.manifestDigest).toBe(img.manifestDigest);
-          expect(got.layerDigests).toEqual(img.layers.map((l) => l.digest));
-          for (const [file, contentDigest] of got.blobFileDigests) expect(contentDigest).toBe(file);
+          await bobRoundTrip(url, dir, () => server.output());
           const outside = await skopeo.copy(img.ref, `docker://${host}/admin/app:v1`, { destCreds: bob });
           expect(outside.code, describeRun(outside)).not.toBe(0);
           expect(outside.stderr).toMatch(/denied|unauthorized|insufficient/i);
