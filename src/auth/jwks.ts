@@ -14,7 +14,15 @@ import { VerificationKey } from "./public-key.js";
 /** A JSON Web Key Set: `{"keys": [...]}`. */
 export interface JsonWebKeySet {
   /** The keys, each a JWK with at least `kty` and (here) `kid`. */
-  keys: Array<JsonWebKey & { kid?: string; use?: string; alg?: string; [member: string]: unknown }>;
+  keys: Array<JsonWebKey & {
+    /** The key id tokens name in their header. */
+    kid?: string;
+    /** `sig` for a signing key. */
+    use?: string;
+    /** The JWS algorithm the key signs with. */
+    alg?: string;
+    [member: string]: unknown;
+  }>;
 }
 
 /** One trusted key of a JWKS. */

@@ -274,7 +274,10 @@ export interface TokenAuthorizerOptions extends TrustOptions {
    * For a registry reached under several names, each client is sent to the
    * token endpoint on the name it used.
    */
-  autoRedirect?: boolean | { path?: string };
+  autoRedirect?: boolean | {
+    /** The token endpoint's path on the request's host (Distribution's `autoredirectpath`). */
+    path?: string;
+  };
   /** This registry's name: sent in challenges and required as `aud`. */
   service: string;
   /** Required `iss`. */

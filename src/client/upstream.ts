@@ -15,7 +15,9 @@ import { Transport } from "./transport.js";
 
 /** A user name and password for an upstream registry (or its token endpoint). */
 export interface UpstreamCredentials {
+  /** The user name sent to the upstream (Basic, or to its token service). */
   username: string;
+  /** Its password; never logged. */
   password: string;
 }
 
@@ -40,10 +42,36 @@ export interface RegistryUpstreamOptions {
 
 /** What {@link registryUpstream} returns: the `Upstream` contract of `registry-kit/registry`. */
 export interface RegistryUpstream {
-  headManifest(name: string, reference: string, signal?: AbortSignal): Promise<{ digest: string; mediaType?: string; size?: number } | undefined>;
-  getManifest(name: string, reference: string, signal?: AbortSignal): Promise<{ bytes: Uint8Array; mediaType: string; digest?: string } | undefined>;
-  headBlob(name: string, digest: string, signal?: AbortSignal): Promise<{ size?: number } | undefined>;
-  getBlob(name: string, digest: string, signal?: AbortSignal): Promise<{ body: ReadableStream<Uint8Array>; size?: number } | undefined>;
+  /** `HEAD /v2/<name>/manifests/<reference>`; `undefined` when the upstream does not know it. */
+  headManifest(name: string, reference: string, signal?: AbortSignal): Promise<{
+    /** The upstream's `Docker-Content-Digest`. */
+    digest: string;
+    /** Its `Content-Type`. */
+    mediaType?: string;
+    /** Its `Content-Length`. */
+    size?: number;
+  } | undefined>;
+  /** `GET /v2/<name>/manifests/<reference>` (at most `maxManifestBytes`); `undefined` when unknown upstream. */
+  getManifest(name: string, reference: string, signal?: AbortSignal): Promise<{
+    /** The manifest, byte for byte. */
+    bytes: Uint8Array;
+    /** Its `Content-Type`. */
+    mediaType: string;
+    /** The upstream's `Docker-Content-Digest`, when sent. */
+    digest?: string;
+  } | undefined>;
+  /** `HEAD /v2/<name>/blobs/<digest>`; `undefined` when unknown upstream. */
+  headBlob(name: string, digest: string, signal?: AbortSignal): Promise<{
+    /** Its `Content-Length`, when sent. */
+    size?: number;
+  } | undefined>;
+  /** `GET /v2/<name>/blobs/<digest>`; the caller reads or cancels the body. `undefined` when unknown upstream. */
+  getBlob(name: string, digest: string, signal?: AbortSignal): Promise<{
+    /** The blob's bytes, as they arrive. */
+    body: ReadableStream<Uint8Array>;
+    /** Its `Content-Length`, when sent. */
+    size?: number;
+  } | undefined>;
 }
 
 /**

@@ -23,7 +23,12 @@ export interface WebhookEndpoint {
   /** Events whose `target.mediaType` is one of these are not sent (older spelling of `ignore.mediatypes`). */
   ignoredmediatypes?: readonly string[];
   /** Events to leave out. */
-  ignore?: { mediatypes?: readonly string[]; actions?: readonly string[] };
+  ignore?: {
+    /** Targets of these media types are not sent. */
+    mediatypes?: readonly string[];
+    /** Events with these actions (`pull`, `push`, `mount`, `delete`) are not sent. */
+    actions?: readonly string[];
+  };
   /** Configured but not sent to. */
   disabled?: boolean;
 }

@@ -121,7 +121,10 @@ export interface RegistryOptions {
    * serves every blob through the registry. `expiresInSeconds` sets the URL's
    * lifetime (default 1200).
    */
-  redirect?: boolean | { expiresInSeconds?: number };
+  redirect?: boolean | {
+    /** How long a handed-out URL stays valid. */
+    expiresInSeconds?: number;
+  };
   /**
    * Serve repositories from upstream registries and keep a copy (a pull-through
    * cache): manifests and blobs missing here are fetched on a pull, by prefix of

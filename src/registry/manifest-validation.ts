@@ -48,7 +48,10 @@ export interface ManifestValidation {
    * entry without `platform` matches none). A missing one is 400
    * `MANIFEST_BLOB_UNKNOWN`.
    */
-  indexes?: "all" | "none" | { platforms: readonly IndexPlatform[] };
+  indexes?: "all" | "none" | {
+    /** The platforms whose child manifests an index must have stored. */
+    platforms: readonly IndexPlatform[];
+  };
 }
 
 /** {@link ManifestValidation} checked, with stateless copies of the expressions. */

@@ -113,7 +113,18 @@ export interface AllInOneInfo {
     path: string;
   };
   /** The pull-through upstreams (`proxy`, `registrykit.proxy`), when configured; no credentials. */
-  proxy?: Array<{ prefix: string; url: string; ttlSeconds: number; allowPush: boolean; authenticated: boolean }>;
+  proxy?: Array<{
+    /** The local prefix the upstream serves (empty: every repository). */
+    prefix: string;
+    /** The upstream's URL. */
+    url: string;
+    /** Seconds a tag is served before it is confirmed upstream. */
+    ttlSeconds: number;
+    /** Whether pushes under the prefix are taken. */
+    allowPush: boolean;
+    /** Whether credentials are configured (they are never shown). */
+    authenticated: boolean;
+  }>;
   /** The periodic blob verification (`registrykit.verify`), when on. */
   verify?: {
     /** Milliseconds between runs. */

@@ -16,7 +16,10 @@ export interface DebugConfig {
   /** `http.debug.addr`: where the debug listener binds. */
   addr: ListenAddress;
   /** `http.debug.prometheus`, when enabled: the path of the metrics (default `/metrics`). */
-  prometheus?: { path: string };
+  prometheus?: {
+    /** The path the metrics are served at on the debug listener. */
+    path: string;
+  };
 }
 
 /** `health.storagedriver`, when enabled. */

@@ -18,7 +18,12 @@ export interface ProxyUpstreamConfig {
   /** The upstream's base URL. */
   url: string;
   /** Credentials for the upstream (Basic, or at its token endpoint). */
-  credentials?: { username: string; password: string };
+  credentials?: {
+    /** The user name sent to the upstream. */
+    username: string;
+    /** Its password; never logged. */
+    password: string;
+  };
   /** Seconds a tag is served before it is confirmed upstream. */
   ttlSeconds: number;
   /** Pushes allowed under the prefix. */

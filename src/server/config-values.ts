@@ -21,7 +21,9 @@ export class ConfigError extends Error {
 
 /** A listen address from `http.addr`: `host:port`, `:port` (all interfaces) or `[v6]:port`. */
 export interface ListenAddress {
+  /** The interface (`0.0.0.0` for all). */
   host: string;
+  /** The port (0: any free one). */
   port: number;
 }
 

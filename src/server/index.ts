@@ -35,3 +35,6 @@ export type {
   TokenAuthConfig, TokenServiceConfig, UiConfig, UploadsConfig,
   UsersConfig, VerifyScheduleConfig,
 } from "./config.js";
+export type { ListenAddress } from "./config-values.js";
+export type { DebugConfig, FileHealthConfig, HealthConfig, HttpHealthConfig, StorageHealthConfig, TcpHealthConfig } from "./config-debug.js";
+export type { NotificationsConfig } from "./config-notifications.js";

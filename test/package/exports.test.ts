@@ -169,9 +169,10 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
       "ConfigError", "createAllInOne", "managementAudience", "parseConfigText", "resolveConfig",
     ],
     types: [
-      "AllInOne", "AllInOneConfig", "AllInOneInfo", "AllInOneOptions", "CliLogLevel", "GcScheduleConfig", "HtpasswdAuthConfig", "HttpTlsConfig",
-      "PolicyConfig", "ProxyUpstreamConfig", "ResolveInput", "Resolved", "S3StorageConfig", "TokenAuthConfig", "TokenServiceConfig", "UiConfig",
-      "UploadsConfig",
+      "AllInOne", "AllInOneConfig", "AllInOneInfo", "AllInOneOptions", "CliLogLevel", "DebugConfig", "FileHealthConfig", "GcScheduleConfig",
+      "HealthConfig", "HtpasswdAuthConfig", "HttpHealthConfig", "HttpTlsConfig", "ListenAddress", "NotificationsConfig",
+      "PolicyConfig", "ProxyUpstreamConfig", "ResolveInput", "Resolved", "S3StorageConfig", "StorageHealthConfig", "TcpHealthConfig", "TokenAuthConfig",
+      "TokenServiceConfig", "UiConfig", "UploadsConfig",
       "UsersConfig", "VerifyScheduleConfig",
     ],
   },

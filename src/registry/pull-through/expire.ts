@@ -30,6 +30,7 @@ export interface ExpireCachedTagsOptions {
 
 /** What {@link expireCachedTags} did: `repository:tag` of each expired tag. */
 export interface ExpireCachedTagsReport {
+  /** `repository:tag` of every tag removed. */
   expired: string[];
 }
 

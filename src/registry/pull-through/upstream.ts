@@ -49,7 +49,10 @@ export interface Upstream {
   /** `GET /v2/<name>/manifests/<reference>` with every manifest media type accepted. */
   getManifest(name: string, reference: string, signal?: AbortSignal): Promise<UpstreamManifest | undefined>;
   /** `HEAD /v2/<name>/blobs/<digest>`: the size, or `undefined` when unknown upstream. */
-  headBlob(name: string, digest: string, signal?: AbortSignal): Promise<{ size?: number } | undefined>;
+  headBlob(name: string, digest: string, signal?: AbortSignal): Promise<{
+    /** The upstream's `Content-Length`, when sent. */
+    size?: number;
+  } | undefined>;
   /** `GET /v2/<name>/blobs/<digest>`; the caller reads or cancels the body. */
   getBlob(name: string, digest: string, signal?: AbortSignal): Promise<UpstreamBlob | undefined>;
 }

@@ -30,7 +30,12 @@ export interface R2ObjectWithBody extends R2ObjectInfo {
  * A precondition of `get` or `put`: the `onlyIf` option. R2 accepts an object
  * or `Headers` (`If-Match`, `If-None-Match: *`); the driver passes `Headers`.
  */
-export type R2Precondition = Headers | { etagMatches?: string; etagDoesNotMatch?: string };
+export type R2Precondition = Headers | {
+  /** Only when the object's ETag is this one. */
+  etagMatches?: string;
+  /** Only when the object's ETag is not this one (`*`: only when there is no object). */
+  etagDoesNotMatch?: string;
+};
 
 /** One uploaded part of a multipart upload. */
 export interface R2UploadedPartInfo {
