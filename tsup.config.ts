@@ -1,4 +1,5 @@
 import { defineConfig } from "tsup";
+import { cliBundlePlugin } from "./scripts/cli-bundle.js";
 
 // One entry per subpath export in package.json. Node-only entries (node, server, storage/fs,
 // storage/s3 when it uses node:, cli) are built the same way; the core never imports them.
@@ -28,4 +29,6 @@ export default defineConfig({
   target: "node20",
   splitting: true,
   treeshake: true,
+  // Then the CLI as one file, dist/cli/registry-kit.mjs (scripts/cli-bundle.ts).
+  esbuildPlugins: [cliBundlePlugin()],
 });

@@ -27,6 +27,7 @@ export const SYSTEM = [
   "test/concurrency/upload-race.test.ts",
   // the real CLI or server as a child process, killed with SIGKILL
   "test/crash/**/*.test.ts",
+  "test/cli/bundle.test.ts",
   "test/cli/gc.test.ts",
   "test/cli/lifecycle.test.ts",
   "test/cli/serve.test.ts",

@@ -30,7 +30,7 @@
  */
 import { spawn } from "node:child_process";
 import { createHash, createPrivateKey, randomBytes, randomFillSync, sign as nodeSign } from "node:crypto";
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, rmSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
 import { cpus, freemem, loadavg, tmpdir, totalmem } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -715,11 +715,16 @@ async function signJwtVsRaw(
 // ---------------------------------------------------------------- start-up
 /**
  * `registry-kit serve config.yml` (the all-in-one, with the token service and
- * users API, on fs storage) started on existing data: milliseconds from spawn
- * to the first answer on `/v2/`, the process's CPU by then, and its RSS at rest
- * 2 s and 20 s later (V8's memory reducer gives back the start-up garbage in
- * between); beside `node -e 0` (the runtime's own start) in the same rounds.
- * The first start, which creates the signing key and the data, is not timed.
+ * users API, on fs storage) started on existing data the way users start it,
+ * `node bin/registry-kit.mjs serve` (here over the bench's build: the one-file
+ * CLI bundle): milliseconds from spawn to the first answer on `/v2/` that is
+ * not the 503 the listener gives while the all-in-one is still being built,
+ * the process's CPU by then, and its RSS at rest 2 s and 20 s later (V8's
+ * memory reducer gives back the start-up garbage in between). Beside it in the
+ * same rounds: `node -e 0` (the runtime's own start) and the floor of any
+ * fetch-style server, a bare `node:http` server answering its first request
+ * with a `Response` (which loads undici). The first start, which creates the
+ * signing key and the data, is not timed.
  */
 async function measureStartup(): Promise<void> {
   log("== start-up and RSS at rest (registry-kit serve, existing data)");
@@ -728,29 +733,35 @@ async function measureStartup(): Promise<void> {
   const port = await freePort();
   const config = join(dir, "config.yml");
   writeFileSync(config, stringify({ version: 0.1, log: { level: "error" }, http: { addr: `127.0.0.1:${port}` }, storage: { filesystem: { rootdirectory: join(dir, "data") } }, registrykit: { keydirectory: join(dir, "keys"), tokenservice: {}, users: {} } }));
-  const main = LIB ? pathToFileURL(join(LIB, "cli", "main.js")).href : undefined;
-  const args = main
-    ? [...NODE_FLAGS, "--input-type=module", "-e", `const c = await (await import(${JSON.stringify(main)})).main(["serve", ${JSON.stringify(config)}]); if (c !== undefined) process.exit(c);`]
-    : [...NODE_FLAGS, join(ROOT, "bin", "registry-kit.mjs"), "serve", config];
-  const once = async (): Promise<{ ms: number; cpuMs: number; rss2: number; rss: number }> => {
-    const t0 = performance.now();
-    const child = spawn(process.execPath, args, { cwd: dir, stdio: ["ignore", "ignore", "ignore"] });
-    try {
-      for (;;) {
-        try {
-          await (await fetch(`http://127.0.0.1:${port}/v2/`)).arrayBuffer();
-          break;
-        } catch {
-          if (child.exitCode !== null) throw new Error(`registry-kit serve exited with ${child.exitCode} before answering`);
-          await sleep(2);
-        }
+  const args = [...NODE_FLAGS, LIB ? packageOf(LIB, join(work, "startup-package")) : join(ROOT, "bin", "registry-kit.mjs"), "serve", config];
+  const floor = join(dir, "floor.mjs");
+  writeFileSync(floor, `import { createServer } from "node:http";\ncreateServer(async (req, res) => { const r = new Response("{}", { status: 401 }); res.writeHead(r.status); res.end(await r.text()); }).listen(${port}, "127.0.0.1");\n`);
+  /** Spawn to the first answer on /v2/ that is not a 503 (and to the first answer at all). */
+  const ready = async (child: ReturnType<typeof spawn>, t0: number): Promise<{ ms: number; firstMs: number }> => {
+    let firstMs: number | undefined;
+    for (;;) {
+      try {
+        const res = await fetch(`http://127.0.0.1:${port}/v2/`);
+        await res.arrayBuffer();
+        firstMs ??= performance.now() - t0;
+        if (res.status !== 503) return { ms: performance.now() - t0, firstMs };
+      } catch {
+        if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode} before answering`);
       }
-      const ms = performance.now() - t0;
+      await sleep(2);
+    }
+  };
+  const once = async (withRss: boolean, argv = args): Promise<{ ms: number; firstMs: number; cpuMs: number; rss2: number; rss: number }> => {
+    const t0 = performance.now();
+    const child = spawn(process.execPath, argv, { cwd: dir, stdio: ["ignore", "ignore", "ignore"] });
+    try {
+      const { ms, firstMs } = await ready(child, t0);
       const cpuMs = cpuOf(child.pid!) * 1000;
+      if (!withRss) return { ms, firstMs, cpuMs, rss2: 0, rss: 0 };
       await sleep(2_000);
       const rss2 = rssOf(child.pid!) / MiB;
       await sleep(18_000);
-      return { ms, cpuMs, rss2, rss: rssOf(child.pid!) / MiB };
+      return { ms, firstMs, cpuMs, rss2, rss: rssOf(child.pid!) / MiB };
     } finally {
       child.kill("SIGTERM");
       if (child.exitCode === null) await new Promise((res) => child.once("exit", res));
@@ -761,27 +772,31 @@ async function measureStartup(): Promise<void> {
     await runCmd(process.execPath, ["-e", "0"]);
     return performance.now() - t0;
   };
-  await once(); // creates the key and the data
-  const runs: Array<{ ms: number; cpuMs: number; rss2: number; rss: number }> = [];
+  await once(false); // creates the key and the data (and, on Node 22+, fills the compile cache)
+  const runs: Array<{ ms: number; firstMs: number; cpuMs: number; rss2: number; rss: number }> = [];
   const bare: number[] = [];
+  const floors: Array<{ ms: number; cpuMs: number }> = [];
   for (let i = 0; i < 3; i++) {
-    runs.push(await once());
+    runs.push(await once(true));
     bare.push(await nodeAlone());
-    log(`  ready ${Math.round(runs.at(-1)!.ms)} ms (CPU ${Math.round(runs.at(-1)!.cpuMs)} ms), RSS at rest ${round(runs.at(-1)!.rss2)} MiB after 2 s, ${round(runs.at(-1)!.rss)} after 20 s; node -e 0: ${Math.round(bare.at(-1)!)} ms`);
+    floors.push(await once(false, [floor]));
+    const r = runs.at(-1)!;
+    log(`  ready ${Math.round(r.ms)} ms (first answer, 503 while starting: ${Math.round(r.firstMs)} ms; CPU ${Math.round(r.cpuMs)} ms), RSS at rest ${round(r.rss2)} MiB after 2 s, ${round(r.rss)} after 20 s; node -e 0: ${Math.round(bare.at(-1)!)} ms; bare node:http + Response: ${Math.round(floors.at(-1)!.ms)} ms (CPU ${Math.round(floors.at(-1)!.cpuMs)} ms); load ${loadavg()[0]!.toFixed(1)}`);
   }
   const ms = median(runs.map((r) => r.ms));
   const rss = median(runs.map((r) => r.rss));
+  const whole = (xs: number[]): string => xs.map((x) => Math.round(x)).join(" / ");
   metrics.push({
     id: "startup.ready",
     group: "startup",
-    label: "registry-kit serve: spawn to first answer on /v2/ (existing data)",
+    label: "registry-kit serve: spawn to the first non-503 answer on /v2/ (existing data)",
     unit: "ms",
     higherIsBetter: false,
     rk: round(ms, 0),
     samples: { rk: runs.map((r) => round(r.ms, 0)) },
     target: "≤ 150 ms",
     met: ms <= 150,
-    note: `process CPU by then ${runs.map((r) => Math.round(r.cpuMs)).join(" / ")} ms; node -e 0 alone ${bare.map((x) => Math.round(x)).join(" / ")} ms in the same rounds`,
+    note: `process CPU by then ${whole(runs.map((r) => r.cpuMs))} ms; above node -e 0 ${whole(runs.map((r, i) => r.ms - bare[i]!))} ms; in the same rounds node -e 0 alone ${whole(bare)} ms, a bare node:http server's first Response ${whole(floors.map((f) => f.ms))} ms (CPU ${whole(floors.map((f) => f.cpuMs))} ms)`,
   });
   metrics.push({
     id: "startup.rss",
@@ -796,6 +811,20 @@ async function measureStartup(): Promise<void> {
     note: `2 s after the first answer: ${runs.map((r) => round(r.rss2)).join(" / ")} MiB`,
   });
   log("");
+}
+
+/**
+ * The bench's build laid out as the installed package (bin/, dist/ → the
+ * build, node_modules/ → this checkout's), so that the start measured is
+ * `node bin/registry-kit.mjs` on the build; returns that bin.
+ */
+function packageOf(lib: string, dir: string): string {
+  mkdirSync(join(dir, "bin"), { recursive: true });
+  copyFileSync(join(ROOT, "bin", "registry-kit.mjs"), join(dir, "bin", "registry-kit.mjs"));
+  copyFileSync(join(ROOT, "package.json"), join(dir, "package.json"));
+  symlinkSync(lib, join(dir, "dist"));
+  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
+  return join(dir, "bin", "registry-kit.mjs");
 }
 
 // ---------------------------------------------------------------- main
