@@ -101,6 +101,9 @@ describe("the packed package in a consumer's project", () => {
     expect(packed).toContain("dist/index.cjs");
     expect(packed).toContain("dist/storage/fs/index.js");
     expect(packed).toContain("bin/registry-kit.mjs");
+    // The command line as one file (scripts/cli-bundle.ts), with the licenses of what it inlines.
+    expect(packed).toContain("dist/cli/registry-kit.mjs");
+    expect(packed).toContain("dist/cli/THIRD-PARTY-LICENSES.txt");
     expect(packed.filter((f) => !/^(dist\/|bin\/|package\.json$|README\.md$|CHANGELOG\.md$|LICENSE$)/.test(f))).toEqual([]);
   });
 
@@ -129,6 +132,12 @@ describe("the packed package in a consumer's project", () => {
       expect(r.stderr, "no deprecation or other warning").not.toMatch(/DEP0|Warning/);
     });
   }
+
+  it("the installed package's registry-kit command runs (the one-file CLI, from node_modules/.bin)", async () => {
+    const r = await run(join(project, "node_modules", ".bin", "registry-kit"), ["--version"], { cwd: project, timeoutMs: 30_000 });
+    expect(r.code, describeRun(r)).toBe(0);
+    expect(r.stdout.trim()).toBe((JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version);
+  });
 
   it(`node ${process.versions.node}: require() of every public subpath gives the names the sources export, and the token flow with fetch`, async () => {
     const r = await run(process.execPath, ["consumer.cjs"], { cwd: project, timeoutMs: 60_000 });
