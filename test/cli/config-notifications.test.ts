@@ -4,20 +4,15 @@
  * name their key.
  */
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseConfigText, resolveConfig } from "../../src/server/config.js";
+import { parseConfigText, resolveConfig } from "../../src/server/config.js";
+import { configError } from "./config-error.js";
 
 function resolve(yaml: string) {
   return resolveConfig({ document: parseConfigText(yaml), env: {}, cwd: "/srv" });
 }
 
 function failure(yaml: string): string {
-  try {
-    resolve(yaml);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as Error).message;
-  }
-  throw new Error("expected a ConfigError");
+  return configError(() => resolve(yaml)).message;
 }
 
 const BASE = "version: 0.1\nstorage:\n  inmemory: {}\n";

@@ -8,8 +8,9 @@ import { tmpdir } from "node:os";
 import { describe, expect, it } from "vitest";
 import { bannerLines } from "../../src/cli/banner.js";
 import { createAllInOne } from "../../src/server/all-in-one.js";
-import { ConfigError, parseConfigText, resolveConfig } from "../../src/server/config.js";
+import { parseConfigText, resolveConfig } from "../../src/server/config.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
+import { configError } from "./config-error.js";
 
 const STORAGE = "version: 0.1\nstorage:\n  inmemory: {}\n";
 
@@ -18,13 +19,7 @@ function resolve(yaml: string, env: Record<string, string> = {}) {
 }
 
 function fails(yaml: string): string {
-  try {
-    resolve(yaml);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as Error).message;
-  }
-  throw new Error("expected a ConfigError");
+  return configError(() => resolve(yaml)).message;
 }
 
 describe("proxy configuration", () => {

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { createAllInOne } from "../../src/server/all-in-one.js";
 import { ConfigError, parseConfigText, resolveConfig, type S3StorageConfig } from "../../src/server/config.js";
+import { configError } from "./config-error.js";
 
 const cwd = "/srv/app";
 const CREDS = "accesskey: AKIAEXAMPLE\n    secretkey: s3cr3t-example";
@@ -21,13 +22,7 @@ function s3(yaml: string, env: Record<string, string> = {}): S3StorageConfig {
 }
 
 function fails(yaml: string, env: Record<string, string> = {}): ConfigError {
-  try {
-    resolve(yaml, env);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return error as ConfigError;
-  }
-  throw new Error("expected a ConfigError");
+  return configError(() => resolve(yaml, env));
 }
 
 /** A `storage:` section with an s3 driver of these extra lines. */

@@ -1,6 +1,7 @@
 /** `http.tls`, `http.http2` and `http.h2c` read from a Distribution config. */
 import { describe, expect, it } from "vitest";
 import { ConfigError, parseConfigText, resolveConfig } from "../../src/server/config.js";
+import { configError } from "./config-error.js";
 
 const cwd = "/srv/app";
 const MINIMAL = "version: 0.1\nstorage:\n  inmemory: {}\n";
@@ -10,13 +11,7 @@ function resolve(extra: string, env: Record<string, string> = {}) {
 }
 
 function fails(extra: string, env: Record<string, string> = {}): ConfigError {
-  try {
-    resolve(extra, env);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return error as ConfigError;
-  }
-  throw new Error("expected a ConfigError");
+  return configError(() => resolve(extra, env));
 }
 
 describe("http.tls", () => {

@@ -3,6 +3,7 @@ import { ConfigError, parseConfigText, resolveConfig, type AllInOneConfig } from
 import { applyEnvOverrides } from "../../src/server/config-env.js";
 import { duration, parseAddr } from "../../src/server/config-values.js";
 import { parse } from "yaml";
+import { configError } from "./config-error.js";
 
 const cwd = "/srv/app";
 
@@ -11,13 +12,7 @@ function resolve(yaml: string | undefined, env: Record<string, string> = {}) {
 }
 
 function fails(yaml: string | undefined, env: Record<string, string> = {}): ConfigError {
-  try {
-    resolve(yaml, env);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return error as ConfigError;
-  }
-  throw new Error("expected a ConfigError");
+  return configError(() => resolve(yaml, env));
 }
 
 const MINIMAL = `
