@@ -271,10 +271,9 @@ async function handle(ctx: RegistryContext, authorize: Authorizer, request: Requ
   const denied = await authorize(request, neededAccess(route, method, mount));
   if (denied) return denied;
 
+  const read = READS.includes(method);
   // As Distribution: authorization first, then the write methods are simply not there.
-  if (ctx.readOnly && !READS.includes(method)) {
-    throw methodNotAllowed(allowed.filter((m) => READS.includes(m)), "the registry is in read-only mode");
-  }
+  if (ctx.readOnly && !read) throw methodNotAllowed(allowed.filter((m) => READS.includes(m)), "the registry is in read-only mode");
   if (method === "DELETE" && !ctx.deleteEnabled && (route.kind === "manifest" || route.kind === "blob")) {
     throw methodNotAllowed(allowed.filter((m) => m !== "DELETE"), "deletion is disabled");
   }
@@ -282,12 +281,11 @@ async function handle(ctx: RegistryContext, authorize: Authorizer, request: Requ
   const proxied = name === undefined ? undefined : ctx.pullThrough?.lookup(name);
   if (proxied && ctx.pullThrough) {
     // After authorization: a caller who may not pull makes the registry fetch nothing.
-    const read = method === "GET" || method === "HEAD";
     if (read && route.kind === "manifest") return pullManifest(ctx, ctx.pullThrough, proxied, request, route.name, route.reference);
     if (read && route.kind === "blob") return pullBlob(ctx, ctx.pullThrough, proxied, request, route.name, route.digest);
     if (!read && !proxied.allowPush) {
       const message = `repository ${name} is a pull-through cache of an upstream registry; pushes and deletes are disabled`;
-      throw new RegistryError("UNSUPPORTED", message, 405, { prefix: proxied.prefix }, { Allow: allowed.filter((m) => m === "GET" || m === "HEAD").join(", ") });
+      throw methodNotAllowed(allowed.filter((m) => READS.includes(m)), message, { prefix: proxied.prefix });
     }
   }
   if (method === "HEAD" && route.kind !== "manifest" && route.kind !== "blob") {
@@ -336,8 +334,8 @@ async function withoutBodyForHead(request: Request, response: Response): Promise
   return new Response(null, { status: response.status, headers: response.headers });
 }
 
-function methodNotAllowed(allow: readonly string[], message = "method not allowed"): RegistryError {
-  return new RegistryError("UNSUPPORTED", message, 405, null, { Allow: allow.join(", ") });
+function methodNotAllowed(allow: readonly string[], message = "method not allowed", detail: unknown = null): RegistryError {
+  return new RegistryError("UNSUPPORTED", message, 405, detail, { Allow: allow.join(", ") });
 }
 
 /** `?mount=<digest>&from=<repo>`, validated; `undefined` when not both given (a normal upload). */
