@@ -5,6 +5,7 @@
  * @module
  */
 import { StorageError, type ByteRange, type ObjectInfo } from "../driver.js";
+import { contiguousParts } from "../parts.js";
 import type { R2ObjectInfo, R2ObjectWithBody } from "./bucket.js";
 import { call, MARK, objectKey, partOffset, type R2Context } from "./context.js";
 import { listRaw } from "./list.js";
@@ -45,14 +46,7 @@ export async function partsOf(ctx: R2Context, key: string): Promise<Omit<Stored,
     else lock = object;
   }
   allParts.sort((a, b) => a.offset - b.offset);
-  const parts: Part[] = [];
-  let end = 0;
-  for (const part of allParts) {
-    if (part.offset !== end) break;
-    parts.push(part);
-    end += part.size;
-  }
-  return { parts, allParts, partsSize: end, lock };
+  return { ...contiguousParts(allParts), allParts, lock };
 }
 
 /** The driver's `stat`: one HEAD for a whole object, a listing more for an appended one. */

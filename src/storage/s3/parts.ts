@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { contiguousParts } from "../parts.js";
 import type { S3Context } from "./context.js";
 import { PART_MARK, partOffset } from "./keys.js";
 import { listAll, type RawEntry } from "./list.js";
@@ -49,7 +50,7 @@ export async function inspect(ctx: S3Context, key: string): Promise<Stored> {
       else if (entry.key === base + WRITER_SUFFIX) lock = entry;
     } else break;
   }
-  return { plain, ...contiguous(allParts), allParts, lock };
+  return { plain, ...contiguousParts(allParts), allParts, lock };
 }
 
 /** The part objects of `key` alone (no plain object, no lock). */
@@ -60,18 +61,6 @@ export async function listParts(ctx: S3Context, key: string): Promise<PartListin
     const offset = partOffset(entry.key.slice(prefix.length));
     if (offset !== undefined) allParts.push({ ...entry, offset });
   }
-  return { ...contiguous(allParts), allParts };
+  return { ...contiguousParts(allParts), allParts };
 }
 
-/** The run of parts that starts at offset 0 and has no gap, and its length. */
-export function contiguous(allParts: PartObject[]): { parts: PartObject[]; partsSize: number } {
-  const sorted = [...allParts].sort((a, b) => a.offset - b.offset);
-  const parts: PartObject[] = [];
-  let end = 0;
-  for (const part of sorted) {
-    if (part.offset !== end) break;
-    parts.push(part);
-    end += part.size;
-  }
-  return { parts, partsSize: end };
-}
