@@ -6,6 +6,7 @@
  */
 import { StorageError, type ByteRange, type ObjectInfo } from "../driver.js";
 import { contiguousParts } from "../parts.js";
+import { concatStreams, emptyStream } from "../streams.js";
 import type { R2ObjectInfo, R2ObjectWithBody } from "./bucket.js";
 import { call, MARK, objectKey, partOffset, type R2Context } from "./context.js";
 import { listRaw } from "./list.js";
@@ -88,33 +89,13 @@ function clip(range: ByteRange | undefined, size: number): { offset: number; len
 export function partsStream(ctx: R2Context, parts: Part[], span: { offset: number; length: number }): ReadableStream<Uint8Array> {
   const end = span.offset + span.length;
   const wanted = parts.filter((p) => p.offset + p.size > span.offset && p.offset < end && p.size > 0);
-  let index = 0;
-  let current: ReadableStreamDefaultReader<Uint8Array> | undefined;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      for (;;) {
-        if (!current) {
-          const part = wanted[index++];
-          if (!part) return controller.close();
-          const from = Math.max(span.offset, part.offset) - part.offset;
-          const to = Math.min(end, part.offset + part.size) - part.offset;
-          const got = await call("get", () => ctx.bucket.get(part.key, { range: { offset: from, length: to - from }, onlyIf: { etagMatches: part.etag } }));
-          if (!got || !("body" in got)) throw new StorageError("conflict", "a part of the object was deleted or replaced while it was being read");
-          current = (got as R2ObjectWithBody).body.getReader();
-        }
-        const { done, value } = await current.read();
-        if (!done) return controller.enqueue(value);
-        current = undefined;
-      }
-    },
-    async cancel(reason) {
-      await current?.cancel(reason);
-    },
-  });
-}
-
-function emptyStream(): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>({ start: (c) => c.close() });
+  return concatStreams(wanted.map((part) => async () => {
+    const from = Math.max(span.offset, part.offset) - part.offset;
+    const to = Math.min(end, part.offset + part.size) - part.offset;
+    const got = await call("get", () => ctx.bucket.get(part.key, { range: { offset: from, length: to - from }, onlyIf: { etagMatches: part.etag } }));
+    if (!got || !("body" in got)) throw new StorageError("conflict", "a part of the object was deleted or replaced while it was being read");
+    return (got as R2ObjectWithBody).body;
+  }));
 }
 
 function pick(o: R2ObjectInfo): R2ObjectInfo {

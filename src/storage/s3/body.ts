@@ -230,34 +230,3 @@ export function concat(piece: Piece): Uint8Array {
   return concatBytes(piece.chunks, piece.length);
 }
 
-/** A stream over `sources` one after the other, each opened only when the previous one ends. */
-export function concatStreams(sources: Array<() => Promise<ReadableStream<Uint8Array>>>): ReadableStream<Uint8Array> {
-  let index = 0;
-  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      for (;;) {
-        if (!reader) {
-          const open = sources[index++];
-          if (!open) return controller.close();
-          reader = (await open()).getReader();
-        }
-        const { done, value } = await reader.read();
-        if (!done) {
-          if (value.byteLength > 0) return controller.enqueue(value);
-          continue;
-        }
-        reader.releaseLock();
-        reader = undefined;
-      }
-    },
-    async cancel(reason) {
-      await reader?.cancel(reason).catch(() => {});
-    },
-  }, { highWaterMark: 0 });
-}
-
-/** An empty stream. */
-export function emptyStream(): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>({ start: (c) => c.close() });
-}

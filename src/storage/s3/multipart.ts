@@ -7,7 +7,8 @@
  * @module
  */
 import { StorageError } from "../driver.js";
-import { concatStreams, pieceBody, type Piece, type PieceReader } from "./body.js";
+import { concatStreams } from "../streams.js";
+import { pieceBody, type Piece, type PieceReader } from "./body.js";
 import type { ReplayableBody } from "./client.js";
 import type { S3Context } from "./context.js";
 import type { PartObject } from "./parts.js";

@@ -5,7 +5,7 @@
  * @module
  */
 import { StorageError, type ByteRange, type ObjectInfo } from "../driver.js";
-import { concatStreams, emptyStream } from "./body.js";
+import { concatStreams, emptyStream } from "../streams.js";
 import type { S3Context } from "./context.js";
 import { listParts } from "./parts.js";
 
