@@ -169,7 +169,8 @@ async function run(registry: (r: Request) => Promise<Response>, ops: Op[]): Prom
         const digest = lastDigest.get(`${name}:${TAGS[op.tag]!}`) ?? sha256(manifestFor(TAGS[op.tag]!, [1]));
         const r = await call("DELETE", `/v2/${name}/manifests/${digest}`);
         expect(r.status).toBe(m.manifests.has(digest) ? 202 : 404);
-        m.manifests.delete(digest);
+        // Its last manifest gone, a repository leaves the catalog (its blob links stay until GC).
+        if (m.manifests.delete(digest) && m.manifests.size === 0) catalog.delete(name);
         for (const [k, v] of m.tags) if (v === digest) m.tags.delete(k);
         break;
       }
@@ -182,7 +183,9 @@ async function run(registry: (r: Request) => Promise<Response>, ops: Op[]): Prom
       }
       case "listTags": {
         const r = await call("GET", `/v2/${name}/tags/list`);
-        if (!catalog.has(name)) expect(r.status).toBe(404);
+        // Unknown only when nothing of it is left: out of the catalog and no blob link, manifest or tag.
+        const known = catalog.has(name) || m.blobs.size > 0 || m.manifests.size > 0 || m.tags.size > 0;
+        if (!known) expect(r.status).toBe(404);
         else {
           expect(r.status).toBe(200);
           expect(JSON.parse(r.text)).toEqual({ name, tags: [...m.tags.keys()].sort() });
