@@ -144,11 +144,12 @@ describe("the packed package in a consumer's project", () => {
     expect(r.code, describeRun(r)).toBe(0);
     const result = resultOf(r);
     const loaded = result.loaded as Record<string, string[]>;
-    // Every subpath package.json offers to require(), but registry-kit/testing (vitest refuses require()).
+    // Every subpath but ./package.json and the import-only ./testing (vitest refuses require()), which fails to resolve.
     const offered = Object.keys((JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { exports: Record<string, unknown> }).exports)
       .filter((s) => s !== "./package.json" && s !== "./testing")
       .map((s) => (s === "." ? "registry-kit" : `registry-kit/${s.slice(2)}`));
     expect(Object.keys(loaded).sort()).toEqual(offered.sort());
+    expect(result.testingRequire).toBe("ERR_PACKAGE_PATH_NOT_EXPORTED");
     for (const [id, names] of Object.entries(loaded)) {
       expect(names, id).toEqual(await runtimeNames(id === "registry-kit" ? "." : `./${id.slice("registry-kit/".length)}`));
     }

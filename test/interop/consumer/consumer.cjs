@@ -8,13 +8,15 @@
 const { createHash } = require("node:crypto");
 const pkg = require("registry-kit/package.json");
 
-// registry-kit/testing is left out: it imports vitest, which refuses require() with its own clear message.
-const SUBPATHS = Object.keys(pkg.exports).filter((s) => s !== "./package.json" && s !== "./testing").map((s) => (s === "." ? "registry-kit" : `registry-kit/${s.slice(2)}`));
+// Every subpath the package offers to require() (registry-kit/testing is import-only: vitest refuses require()).
+const SUBPATHS = Object.keys(pkg.exports).filter((s) => typeof pkg.exports[s] === "object" && "require" in pkg.exports[s]).map((s) => (s === "." ? "registry-kit" : `registry-kit/${s.slice(2)}`));
 const sha256 = (bytes) => `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
 
 async function main() {
   const loaded = {};
   for (const id of SUBPATHS) loaded[id] = Object.keys(require(id)).sort();
+  let testingRequire = "loaded";
+  try { require("registry-kit/testing"); } catch (error) { testingRequire = error.code; }
   const { aclPolicy, createTokenAuthorizer, createTokenService, generatedKeys, memoryCredentials } = require("registry-kit/auth");
   const { createRegistry } = require("registry-kit/registry");
   const { memoryStorage } = require("registry-kit/storage/memory");
@@ -58,6 +60,7 @@ async function main() {
   console.log(`RESULT ${JSON.stringify({
     runtime: `node ${process.versions.node}`,
     loaded,
+    testingRequire,
     token: tokenResponse.status,
     blobPush: `${post.status} ${post.headers.get("docker-content-digest")}`,
     manifestPut: `${put.status} ${put.headers.get("docker-content-digest")}`,
