@@ -38,7 +38,7 @@ const lib = process.env.RK_BENCH_LIB;
 const load = async <T>(sub: string): Promise<T> =>
   (await import(lib ? pathToFileURL(`${lib}/${sub}/index.js`).href : `../src/${sub}/index.js`)) as T;
 const { aclPolicy, createTokenAuthorizer, createTokenService, pemKeys } = await load<typeof AuthModule>("auth");
-const { serve } = await load<typeof NodeModule>("node");
+const { nodeWebhookPost, serve } = await load<typeof NodeModule>("node");
 const { createMetrics, createRegistry } = await load<typeof RegistryModule>("registry");
 const { instrumentStorage } = await load<typeof StorageModule>("storage");
 const { fsStorage } = await load<typeof FsModule>("storage/fs");
@@ -101,7 +101,7 @@ if (config.hello) {
   const storage = fsStorage({ root: config.root, fsync: config.fsync ?? true });
   // RK_BENCH_NOTIFY=<url>: every event goes to a webhook at <url> through the durable outbox, as with `notifications`.
   const notifyUrl = process.env.RK_BENCH_NOTIFY;
-  const notifier = notifyUrl ? (await load<typeof EventsModule>("events")).createNotifier({ storage, endpoints: [{ name: "bench", url: notifyUrl }] }) : undefined;
+  const notifier = notifyUrl ? (await load<typeof EventsModule>("events")).createNotifier({ storage, endpoints: [{ name: "bench", url: notifyUrl }], post: nodeWebhookPost() }) : undefined;
   notifier?.start();
   const registry = createRegistry({
     ...(notifier ? { onEvent: notifier } : {}),

@@ -98,20 +98,36 @@ export class DeliveryError extends Error {
 }
 
 /**
- * POST one envelope (its body already serialized, see outbox-format.ts);
- * resolves on a 2xx or 3xx answer, rejects with a {@link DeliveryError}
- * otherwise.
+ * One HTTP POST of an envelope: resolves to the answer's status once its
+ * headers are in (the body is discarded), rejects when no answer came.
+ * `signal` aborts it at the endpoint's timeout.
  */
-export async function post(endpoint: ResolvedEndpoint, body: Uint8Array<ArrayBuffer>): Promise<void> {
-  const headers = new Headers(endpoint.headers);
-  headers.set("Content-Type", EVENTS_MEDIA_TYPE);
-  let response: Response;
+export type WebhookPost = (url: string, headers: readonly (readonly [string, string])[], body: Uint8Array<ArrayBuffer>, signal: AbortSignal) => Promise<number>;
+
+/** The default {@link WebhookPost}: `fetch`, without following redirects. */
+export const fetchPost: WebhookPost = async (url, headers, body, signal) => {
+  const response = await fetch(url, { method: "POST", headers: headers as [string, string][], body, redirect: "manual", signal });
+  await response.body?.cancel();
+  return response.status;
+};
+
+/**
+ * POST one envelope (its body already serialized, see outbox-format.ts) with
+ * `send`; resolves on a 2xx or 3xx answer, rejects with a
+ * {@link DeliveryError} otherwise.
+ */
+export async function post(endpoint: ResolvedEndpoint, body: Uint8Array<ArrayBuffer>, send: WebhookPost = fetchPost): Promise<void> {
+  // The envelope's media type replaces any Content-Type of the endpoint's headers.
+  const headers: [string, string][] = endpoint.headers.filter(([name]) => name.toLowerCase() !== "content-type");
+  headers.push(["Content-Type", EVENTS_MEDIA_TYPE]);
+  const signal = AbortSignal.timeout(endpoint.timeoutMs);
+  let status: number;
   try {
-    response = await fetch(endpoint.url, { method: "POST", headers, body, redirect: "manual", signal: AbortSignal.timeout(endpoint.timeoutMs) });
+    status = await send(endpoint.url, headers, body, signal);
   } catch (error) {
-    const reason = error instanceof Error && error.name === "TimeoutError" ? `no answer within ${endpoint.timeoutMs} ms` : error instanceof Error ? error.message : String(error);
+    const timedOut = signal.aborted && (signal.reason as Error | undefined)?.name === "TimeoutError";
+    const reason = timedOut ? `no answer within ${endpoint.timeoutMs} ms` : error instanceof Error ? error.message : String(error);
     throw new DeliveryError(`endpoint ${endpoint.name}: ${reason}`);
   }
-  await response.body?.cancel();
-  if (response.status < 200 || response.status >= 400) throw new DeliveryError(`endpoint ${endpoint.name}: HTTP ${response.status}`, response.status);
+  if (status < 200 || status >= 400) throw new DeliveryError(`endpoint ${endpoint.name}: HTTP ${status}`, status);
 }

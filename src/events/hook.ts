@@ -8,6 +8,7 @@
  * @module
  */
 import type { LogHook } from "../http/log.js";
+import { nextId } from "./ids.js";
 import { requestRecord } from "./request.js";
 import type { EventActor, EventAction, EventSource, EventTarget, RegistryEvent } from "./model.js";
 
@@ -53,7 +54,13 @@ export interface EmitterOptions {
   sourceAddr?: string;
 }
 
-const resolved = Promise.resolve();
+/**
+ * A promise already settled: a sink's `record` that returns this one (the
+ * outbox for a pull it holds in memory) is taken at its word, without a
+ * promise and a callback made per event to watch it.
+ */
+export const RECORDED: Promise<void> = Promise.resolve();
+const resolved = RECORDED;
 
 /** The emit function of a service without listeners: callers may skip building the event for it. */
 export const NO_EVENTS: Emit = () => resolved;
@@ -70,7 +77,7 @@ export function eventEmitter(options: EmitterOptions): Emit {
   const later = listeners.length > 0 ? laterQueue(listeners, log) : undefined;
   return (request, parts) => {
     const event: RegistryEvent = {
-      id: crypto.randomUUID(),
+      id: nextId(),
       timestamp: timestampNow(),
       action: parts.action,
       target: parts.target,
@@ -135,7 +142,7 @@ function sinkFailed(log: LogHook, event: RegistryEvent, error: unknown): void {
 function record(sink: EventSink, event: RegistryEvent, log: LogHook): Promise<void> {
   try {
     const recorded = sink.record(event) as PromiseLike<void> | undefined;
-    if (typeof recorded?.then !== "function") return resolved;
+    if (recorded === RECORDED || typeof recorded?.then !== "function") return resolved;
     return Promise.resolve(recorded).then(undefined, (error) => sinkFailed(log, event, error));
   } catch (error) {
     sinkFailed(log, event, error);

@@ -19,4 +19,4 @@ export type { EventAction, EventActor, EventDescriptor, EventRequest, EventSourc
 export type { EventHook, EventListener, EventSink } from "./hook.js";
 export { createNotifier } from "./notifier.js";
 export type { Notifier, NotifierOptions } from "./notifier.js";
-export type { WebhookEndpoint } from "./endpoint.js";
+export type { WebhookEndpoint, WebhookPost } from "./endpoint.js";

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { HEADER_PAIRS, type HeaderPairs } from "../http/header-pairs.js";
 import { markInMemoryReader } from "../http/in-memory-response.js";
 import { NodeRequest } from "./node-request.js";
 
@@ -45,6 +46,10 @@ class LightRequest {
   get headers(): Headers {
     const state = this[STATE];
     return (state.headers ??= new Headers(state.pairs));
+  }
+  /** The header lines as received, for readers that need a few values without a `Headers` (src/http/header-pairs.ts). */
+  get [HEADER_PAIRS](): HeaderPairs {
+    return this[STATE].pairs;
   }
   get signal(): AbortSignal {
     return this[STATE].signal();

@@ -27,6 +27,7 @@
  * @module
  */
 import { createNotifier, type Notifier } from "../events/index.js";
+import { nodeWebhookPost } from "../events/webhook-post.node.js";
 import { silent } from "../http/log.js";
 import { instrumentHandler } from "../http/metrics.js";
 import { createRegistry } from "../registry/index.js";
@@ -77,7 +78,7 @@ export async function createAllInOne(given: AllInOneConfig, options: AllInOneOpt
   const auth = await registryAuthorizer(config, token?.keys, options.origin, log);
   // The outbox lives in the registry's storage, under `_events/`, so a restart (or another process) delivers what is pending.
   const notifier: Notifier | undefined = config.notifications
-    ? createNotifier({ storage, endpoints: config.notifications.endpoints, includeReferences: config.notifications.includeReferences, log })
+    ? createNotifier({ storage, endpoints: config.notifications.endpoints, includeReferences: config.notifications.includeReferences, log, post: nodeWebhookPost() })
     : undefined;
   const hooks = [...(notifier ? [notifier] : []), ...(options.onEvent === undefined ? [] : [options.onEvent].flat())];
   const policies = configuredPolicies(config, log);

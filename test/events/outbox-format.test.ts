@@ -1,14 +1,18 @@
 /**
- * The outbox's bytes: an event's line is its JSON (references only when asked
- * for), kept target JSON never stands for another target, stored objects
+ * The outbox's bytes: an event's line is the bytes of JSON.stringify(event)
+ * (references only when asked for), whether built from a kept template or
+ * afresh; kept templates never stand for another event; stored objects
  * (current and earlier format) read back into lines, and an envelope of lines
  * parses to the events.
  */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { RegistryEvent } from "../../src/events/index.js";
-import { EventLines, LineBuffer, decodeLines, envelope } from "../../src/events/outbox-format.js";
+import { EventLines } from "../../src/events/event-json.js";
+import { LineBuffer, decodeLines, envelope, type ObjectLines } from "../../src/events/outbox-format.js";
 
 const source = { instanceID: "3f1c2a9e-0b7d-4c55-9e61-2d8f0a6b7c11" };
+const text = (bytes: Uint8Array): string => new TextDecoder().decode(bytes);
 function pull(i: number, target: Partial<RegistryEvent["target"]> = {}): RegistryEvent {
   return {
     id: `id-${i}`,
@@ -22,20 +26,20 @@ function pull(i: number, target: Partial<RegistryEvent["target"]> = {}): Registr
 }
 
 describe("EventLines", () => {
-  it("serializes an event to its JSON on one line, without references unless asked for", () => {
+  it("encodes an event as the bytes of its JSON on one line, without references unless asked for", () => {
     const push: RegistryEvent = { ...pull(1), action: "push", target: { ...pull(1).target, references: [{ digest: "sha256:c", size: 3 }] } };
-    const plain = new EventLines(false).line(push);
+    const plain = text(new EventLines(false).encode(push));
     expect(plain).not.toContain("\n");
     const { references: _r, ...target } = push.target;
-    expect(JSON.parse(plain)).toEqual({ ...push, target });
-    expect(JSON.parse(new EventLines(true).line(push))).toEqual(push);
+    expect(plain).toBe(JSON.stringify({ ...push, target }));
+    expect(text(new EventLines(true).encode(push))).toBe(JSON.stringify(push));
     const anonymous: RegistryEvent = { id: "x", timestamp: "t", action: "gc.completed", target: { report: { dryRun: false, blobs: 2 } }, actor: {}, source };
-    expect(JSON.parse(new EventLines(false).line(anonymous))).toEqual(anonymous);
+    expect(text(new EventLines(false).encode(anonymous))).toBe(JSON.stringify(anonymous));
     const proxied = { ...pull(2), request: { id: "r", method: "GET", useragent: "ua", addr: "10.0.0.7", host: "h" } };
-    expect(JSON.parse(new EventLines(false).line(proxied))).toEqual(proxied);
+    expect(text(new EventLines(false).encode(proxied))).toBe(JSON.stringify(proxied));
   });
 
-  it("kept JSON (target, actor, request fields) is reused only for equal values: a changed field, a number for a string, or an extra field each serialize afresh", () => {
+  it("kept templates (target, actor, source, request fields) are reused only for equal values: a changed field, a number for a string, an extra field, another order each serialize afresh", () => {
     const lines = new EventLines(false);
     const variants: RegistryEvent[] = [
       pull(1),
@@ -46,6 +50,9 @@ describe("EventLines", () => {
       pull(6, { size: "790" as unknown as number }),
       pull(7, { fromRepository: "x" }),
       pull(8),
+      { ...pull(9), target: { tag: "v1", ...pull(9).target } },
+      { ...pull(10), action: "push" },
+      { ...pull(11), source: { instanceID: "other" } },
     ];
     variants.push(
       { ...pull(11), actor: { name: "bob" } },
@@ -53,14 +60,48 @@ describe("EventLines", () => {
       { ...pull(13), request: { id: "r13", method: "GET", useragent: "other", host: "r.example" } },
       { ...pull(14), request: { id: "r14", method: "GET", useragent: "other", addr: "10.0.0.1", host: "r.example" } },
       { ...pull(15), request: { id: "r15", method: "GET", useragent: "other" } },
-      pull(16),
+      { ...pull(16), request: { id: "r16", method: "HEAD", useragent: "other" } },
+      pull(17),
     );
-    for (const event of variants) expect(JSON.parse(lines.line(event))).toEqual(JSON.parse(JSON.stringify(event)));
-    // A target changed after it was serialized does not change what was kept.
-    const moving = pull(9);
-    lines.line(moving);
+    for (const event of variants) expect(text(lines.encode(event))).toBe(JSON.stringify(event));
+    // A target changed after it was encoded does not change what was kept.
+    const moving = pull(18);
+    lines.encode(moving);
     moving.target.tag = "moved";
-    expect(JSON.parse(lines.line(pull(10))).target.tag).toBe("v1");
+    expect(text(lines.encode(pull(19)))).toBe(JSON.stringify(pull(19)));
+  });
+
+  it("any sequence of events, built from templates or afresh, encodes to the bytes of JSON.stringify of each", () => {
+    // Few distinct values, so that templates are hit; any string (quotes, control characters, non-ASCII) in each.
+    const str = fc.oneof(fc.constantFrom("a", "team/app", "GET", "r.example"), fc.string({ unit: "binary", maxLength: 12 }));
+    const num = fc.oneof(fc.constantFrom(0, 790), fc.integer());
+    const sources = [source, { instanceID: "b", addr: "r:5000" }];
+    const event = fc.record({
+      id: str,
+      timestamp: str,
+      action: fc.constantFrom("pull", "push", "delete", "mount"),
+      target: fc.record(
+        { mediaType: str, digest: str, size: num, length: num, repository: str, url: str, tag: str, fromRepository: str, references: fc.array(fc.record({ digest: str, size: num }), { maxLength: 2 }) },
+        { requiredKeys: [] },
+      ),
+      actor: fc.oneof(fc.constant({}), fc.record({ name: str })),
+      source: fc.constantFrom(...sources),
+      request: fc.option(fc.record({ id: str, method: str, useragent: str, addr: str, host: str }, { requiredKeys: ["id", "method", "useragent"] }), { nil: undefined }),
+    }).map((e) => {
+      const out = { ...e } as RegistryEvent;
+      if (e.request === undefined) delete out.request;
+      return out;
+    });
+    fc.assert(
+      fc.property(fc.boolean(), fc.array(event, { minLength: 1, maxLength: 30 }), (includeReferences, events) => {
+        const lines = new EventLines(includeReferences);
+        for (const e of events) {
+          const expected = includeReferences ? e : { ...e, target: Object.fromEntries(Object.entries(e.target).filter(([k]) => k !== "references")) };
+          expect(text(lines.encode(e))).toBe(JSON.stringify(expected));
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 
@@ -69,24 +110,41 @@ describe("outbox objects and envelopes", () => {
     const lines = new EventLines(false);
     const buffer = new LineBuffer();
     const events = Array.from({ length: 300 }, (_, i) => pull(i, { tag: `v${i % 7}` }));
-    for (const event of events) buffer.push(lines.line(event));
+    for (const event of events) buffer.push(lines.encode(event));
     expect(buffer.count).toBe(300);
-    const bytes = buffer.take();
+    const taken = buffer.take();
     expect(buffer.count).toBe(0);
-    const read = decodeLines(bytes);
+    expect(buffer.size).toBe(0);
+    const read = decodeLines(taken.bytes);
     expect(read.skipped).toBe(0);
-    expect(read.lines).toHaveLength(300);
-    const body = JSON.parse(new TextDecoder().decode(envelope(read.lines.slice(10, 20)))) as { events: RegistryEvent[] };
-    expect(body.events.map((e) => e.id)).toEqual(events.slice(10, 20).map((e) => e.id));
-    expect(JSON.parse(new TextDecoder().decode(envelope([])))).toEqual({ events: [] });
+    expect(read.starts).toEqual(taken.starts);
+    expect(read.ends).toEqual(taken.ends);
+    const body = JSON.parse(text(envelope([{ lines: read, from: 10, to: 20 }]))) as { events: RegistryEvent[] };
+    expect(body.events).toEqual(events.slice(10, 20).map((e) => JSON.parse(JSON.stringify(e))));
+    expect(JSON.parse(text(envelope([])))).toEqual({ events: [] });
+  });
+
+  it("an envelope joins ranges of several objects, and lines with gaps between them (skipped lines), in order", () => {
+    const lines = new EventLines(false);
+    const object = (from: number, to: number): ObjectLines => {
+      const buffer = new LineBuffer();
+      for (let i = from; i < to; i++) buffer.push(lines.encode(pull(i)));
+      return buffer.take();
+    };
+    const damaged = new TextEncoder().encode(`${JSON.stringify(pull(50))}\nnot json\n${JSON.stringify(pull(51))}\n\n${JSON.stringify(pull(52))}`);
+    const gaps = decodeLines(damaged);
+    expect(gaps.skipped).toBe(1);
+    const body = JSON.parse(text(envelope([{ lines: object(0, 5), from: 3, to: 5 }, { lines: gaps, from: 0, to: 3 }, { lines: object(60, 62), from: 0, to: 1 }]))) as { events: RegistryEvent[] };
+    expect(body.events.map((e) => e.id)).toEqual(["id-3", "id-4", "id-50", "id-51", "id-52", "id-60"]);
   });
 
   it("reads an object of the earlier format (a JSON array), and leaves out lines that cannot be an event", () => {
+    const ids = (read: ObjectLines): string[] => read.starts.map((start, i) => JSON.parse(text(read.bytes.subarray(start, read.ends[i]))).id);
     const earlier = new TextEncoder().encode(JSON.stringify([pull(1), pull(2)]));
-    expect(decodeLines(earlier).lines.map((l) => JSON.parse(new TextDecoder().decode(l)).id)).toEqual(["id-1", "id-2"]);
+    expect(ids(decodeLines(earlier))).toEqual(["id-1", "id-2"]);
     const damaged = new TextEncoder().encode(`${JSON.stringify(pull(1))}\n{"id":"trunc\n\n${JSON.stringify(pull(3))}\n`);
     const read = decodeLines(damaged);
     expect(read.skipped).toBe(1);
-    expect(read.lines.map((l) => JSON.parse(new TextDecoder().decode(l)).id)).toEqual(["id-1", "id-3"]);
+    expect(ids(read)).toEqual(["id-1", "id-3"]);
   });
 });

@@ -85,7 +85,7 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
     types: [
       "EventAction", "EventActor", "EventDescriptor", "EventHook", "EventListener", "EventRequest",
       "EventSink", "EventSource", "EventTarget", "Notifier", "NotifierOptions", "RegistryEvent",
-      "WebhookEndpoint",
+      "WebhookEndpoint", "WebhookPost",
     ],
   },
   "./storage": {
@@ -140,7 +140,7 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
   "./node": {
     values: [
       "BadRequestError", "TlsConfigError", "createNodeListeners", "fileCredentialStore", "htpasswdCredentials", "loadTrustStore",
-      "ociLayoutStore", "parseHost", "pemKeysFromFiles", "readRootCertBundle", "requestUrl", "serve",
+      "nodeWebhookPost", "ociLayoutStore", "parseHost", "pemKeysFromFiles", "readRootCertBundle", "requestUrl", "serve",
       "toNodeListener", "toRequest", "writeResponse",
     ],
     types: [
