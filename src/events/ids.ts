@@ -18,12 +18,19 @@ const COUNTER_LIMIT = 2 ** 48;
 
 /** A source of unique ids (one per process is enough; tests make several to compare them). */
 export class IdSpace {
+  readonly #limit: number;
   #prefix = "";
-  #counter = COUNTER_LIMIT;
+  #counter: number;
+
+  /** @param counterLimit - ids per draw; 2^48 (tests use small ones to see a redraw). */
+  constructor(counterLimit = COUNTER_LIMIT) {
+    this.#limit = Math.min(counterLimit, COUNTER_LIMIT);
+    this.#counter = this.#limit;
+  }
 
   /** The next id: `xxxxxxxx-xxxx-8xxx-yxxx-cccccccccccc` (x random, y the variant, c the counter in hex). */
   next(): string {
-    if (this.#counter >= COUNTER_LIMIT) this.#draw();
+    if (this.#counter >= this.#limit) this.#draw();
     const n = this.#counter++;
     return this.#prefix + n.toString(16).padStart(12, "0");
   }

@@ -113,7 +113,7 @@ export interface EventSource {
 
 /** One event, shaped like an event of Distribution's envelope. */
 export interface RegistryEvent {
-  /** A unique id (a UUID): receivers drop duplicates by it (delivery is at least once). */
+  /** A unique id, a UUID (version 8: a random prefix per process, then a counter): receivers drop duplicates by it (delivery is at least once). */
   id: string;
   /** When it happened (RFC 3339). */
   timestamp: string;

@@ -2,13 +2,16 @@
  * Webhook notifications through the durable outbox, with real receivers on
  * loopback: envelopes in Distribution's shape, filters, retries while an
  * endpoint fails, resumption by a new notifier on the same store (a restart),
- * several notifiers on one fs store delivering each event once.
+ * several notifiers on one fs store delivering each event once, delivery from
+ * memory of what the lease holder wrote. The envelope, failure and batching
+ * cases run with both POSTs: `fetch` (the default) and `nodeWebhookPost`.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { EVENTS_MEDIA_TYPE, createNotifier, type Notifier } from "../../src/events/index.js";
+import { EVENTS_MEDIA_TYPE, createNotifier, type Notifier, type WebhookPost } from "../../src/events/index.js";
+import { nodeWebhookPost } from "../../src/node/index.js";
 import { fsStorage } from "../../src/storage/fs/index.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
 import type { StorageDriver } from "../../src/storage/driver.js";
@@ -26,7 +29,7 @@ async function receiver(): Promise<Receiver> {
   return r;
 }
 
-function notifier(storage: StorageDriver, endpoints: Parameters<typeof createNotifier>[0]["endpoints"], extra: Partial<Parameters<typeof createNotifier>[0]> = {}): Notifier {
+function notifierWith(storage: StorageDriver, endpoints: Parameters<typeof createNotifier>[0]["endpoints"], extra: Partial<Parameters<typeof createNotifier>[0]> = {}): Notifier {
   const n = createNotifier({ storage, endpoints, pollMs: 20, pullFlushMs: 20, ...extra });
   cleanups.push(() => n.close());
   return n;
@@ -38,11 +41,32 @@ function tempDir(): string {
   return dir;
 }
 
-describe("createNotifier", () => {
+/** Storage that counts reads of outbox objects. */
+function countingReads(storage: StorageDriver): { storage: StorageDriver; reads: string[] } {
+  const reads: string[] = [];
+  const counted = new Proxy(storage, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (prop !== "read" || typeof value !== "function") return typeof value === "function" ? value.bind(target) : value;
+      return (key: string, ...rest: unknown[]) => {
+        if (key.startsWith("_events/outbox/")) reads.push(key);
+        return (value as (...args: unknown[]) => unknown).call(target, key, ...rest);
+      };
+    },
+  });
+  return { storage: counted, reads };
+}
+
+const transports: [string, WebhookPost | undefined][] = [["fetch", undefined], ["nodeWebhookPost", nodeWebhookPost()]];
+
+describe.each(transports)("createNotifier, POST through %s", (_label, post) => {
+  const notifier = (storage: StorageDriver, endpoints: Parameters<typeof createNotifier>[0]["endpoints"], extra: Partial<Parameters<typeof createNotifier>[0]> = {}): Notifier =>
+    notifierWith(storage, endpoints, { ...(post ? { post } : {}), ...extra });
+
   it("POSTs Distribution envelopes: push of blobs then manifest, pull, delete of the manifest then of its tag; no references by default; headers sent", async () => {
     const sink = await receiver();
     const storage = memoryStorage();
-    const n = notifier(storage, [{ name: "ci", url: sink.url, headers: { Authorization: "Bearer s3cret" } }]);
+    const n = notifier(storage, [{ name: "ci", url: sink.url, headers: { Authorization: "Bearer s3cret", "X-Tags": ["a", "b"], "Content-Type": "text/plain" } }]);
     n.start();
     const registry = makeRegistry({ storage, deleteEnabled: true, onEvent: n });
     const image = await pushImage(registry, "team/app", "v1");
@@ -59,6 +83,7 @@ describe("createNotifier", () => {
     ]);
     expect(sink.envelopes.every((e) => e.contentType === EVENTS_MEDIA_TYPE)).toBe(true);
     expect(sink.envelopes[0]!.headers.authorization).toBe("Bearer s3cret");
+    expect(sink.envelopes[0]!.headers["x-tags"]).toBe("a, b");
     expect(sink.events()[2]!.target.references).toBeUndefined();
     // Delivered objects are removed from the outbox.
     await waitFor(() => sink.envelopes.length > 0, "any");
@@ -100,6 +125,43 @@ describe("createNotifier", () => {
     expect(failing.events().map((e) => e.id)).toEqual(healthy.events().map((e) => e.id));
   });
 
+  it("a hanging endpoint does not hold up requests: its POST times out and is retried", async () => {
+    const hang = await receiver();
+    hang.answer = "hang";
+    const storage = memoryStorage();
+    const n = notifier(storage, [{ name: "hang", url: hang.url, timeout: 100, threshold: 1, backoff: 20 }]);
+    n.start();
+    const registry = makeRegistry({ storage, onEvent: n });
+    await pushImage(registry, "a", "v1");
+    await waitFor(() => hang.attempts >= 2, "a retry after the timeout");
+    hang.answer = 200;
+    await waitFor(() => hang.events().length === 3, "delivery");
+  });
+
+  it("envelopes hold at most maxBatch events; an endpoint answering 413 gets smaller ones, every event once and in order", async () => {
+    const [batched, small] = [await receiver(), await receiver()];
+    small.maxEvents = 3;
+    const storage = memoryStorage();
+    const n = notifier(storage, [{ name: "batched", url: batched.url }, { name: "small", url: small.url }], { maxBatch: 4, pullFlushMs: 60_000 });
+    const registry = makeRegistry({ storage, onEvent: n });
+    await pushImage(registry, "a", "v1");
+    for (let i = 0; i < 10; i++) await (await registry(req("GET", "/v2/a/manifests/v1"))).arrayBuffer();
+    await n.flush();
+    n.start();
+    await waitFor(() => batched.events().length === 13 && small.events().length === 13, "13 events at each endpoint");
+    expect(batched.envelopes.map((e) => e.events.length)).toEqual([4, 4, 4, 1]);
+    // 4 refused as too large, then halved to 2 for the rest of the queue.
+    expect(small.envelopes.every((e) => e.events.length <= 2)).toBe(true);
+    expect(small.attempts).toBe(small.envelopes.length + 1);
+    expect(small.events().map((e) => e.id)).toEqual(batched.events().map((e) => e.id));
+    expect(new Set(batched.events().map((e) => e.id)).size).toBe(13);
+    expect(batched.events().map((e) => e.action)).toEqual([...Array(3).fill("push"), ...Array(10).fill("pull")]);
+  });
+});
+
+describe("createNotifier", () => {
+  const notifier = notifierWith;
+
   it("an endpoint answering 500 for 30 s, with Distribution's default backoff (1 s), gets every event afterwards, each once", async () => {
     const sink = await receiver();
     sink.answer = 500;
@@ -120,19 +182,6 @@ describe("createNotifier", () => {
     expect(new Set(ids).size).toBe(12);
     expect(sink.events().map((e) => e.action)).toEqual(Array.from({ length: 4 }, () => ["push", "push", "push"]).flat());
   }, 90_000);
-
-  it("a hanging endpoint does not hold up requests: its POST times out and is retried", async () => {
-    const hang = await receiver();
-    hang.answer = "hang";
-    const storage = memoryStorage();
-    const n = notifier(storage, [{ name: "hang", url: hang.url, timeout: 100, threshold: 1, backoff: 20 }]);
-    n.start();
-    const registry = makeRegistry({ storage, onEvent: n });
-    await pushImage(registry, "a", "v1");
-    await waitFor(() => hang.attempts >= 2, "a retry after the timeout");
-    hang.answer = 200;
-    await waitFor(() => hang.events().length === 3, "delivery");
-  });
 
   it("events recorded while nothing delivers are delivered by a later notifier on the same fs store (a restart)", async () => {
     const sink = await receiver();
@@ -161,23 +210,28 @@ describe("createNotifier", () => {
     expect(new Set(ids).size).toBe(30);
   });
 
-  it("envelopes hold at most maxBatch events; an endpoint answering 413 gets smaller ones, every event once and in order", async () => {
-    const [batched, small] = [await receiver(), await receiver()];
-    small.maxEvents = 3;
-    const storage = memoryStorage();
-    const n = notifier(storage, [{ name: "batched", url: batched.url }, { name: "small", url: small.url }], { maxBatch: 4, pullFlushMs: 60_000 });
-    const registry = makeRegistry({ storage, onEvent: n });
-    await pushImage(registry, "a", "v1");
-    for (let i = 0; i < 10; i++) await (await registry(req("GET", "/v2/a/manifests/v1"))).arrayBuffer();
-    await n.flush();
-    n.start();
-    await waitFor(() => batched.events().length === 13 && small.events().length === 13, "13 events at each endpoint");
-    expect(batched.envelopes.map((e) => e.events.length)).toEqual([4, 4, 4, 1]);
-    // 4 refused as too large, then halved to 2 for the rest of the queue.
-    expect(small.envelopes.every((e) => e.events.length <= 2)).toBe(true);
-    expect(small.attempts).toBe(small.envelopes.length + 1);
-    expect(small.events().map((e) => e.id)).toEqual(batched.events().map((e) => e.id));
-    expect(new Set(batched.events().map((e) => e.id)).size).toBe(13);
-    expect(batched.events().map((e) => e.action)).toEqual([...Array(3).fill("push"), ...Array(10).fill("pull")]);
+  it("while it holds the lease, a notifier delivers what it wrote without reading it back; what another process wrote is read from storage", async () => {
+    const sink = await receiver();
+    const shared = memoryStorage();
+    const { storage, reads } = countingReads(shared);
+    const holder = notifier(storage, [{ name: "ci", url: sink.url }]);
+    await holder.deliverOnce(); // takes the lease
+    holder.start();
+    const registry = makeRegistry({ storage: shared, onEvent: holder });
+    const own = await pushImage(registry, "a", "v1");
+    for (let i = 0; i < 5; i++) await (await registry(req("GET", "/v2/a/manifests/v1"))).arrayBuffer();
+    await waitFor(() => sink.events().length === 8, "the holder's 8 events");
+    expect(reads).toEqual([]);
+    // A second process on the store records but does not deliver (the lease is taken): the holder reads its objects.
+    const other = notifier(shared, [{ name: "ci", url: sink.url }]);
+    other.start();
+    const otherRegistry = makeRegistry({ storage: shared, onEvent: other });
+    const theirs = await pushImage(otherRegistry, "b", "v1", "other");
+    await waitFor(() => sink.events().length === 11, "the other process's 3 events");
+    expect(reads.length).toBe(3);
+    expect(sink.events().map((e) => e.target.digest)).toEqual([own.config, own.layer, own.digest, ...Array(5).fill(own.digest), theirs.config, theirs.layer, theirs.digest]);
+    expect(new Set(sink.events().map((e) => e.id)).size).toBe(11);
+    await holder.deliverOnce();
+    expect((await shared.list("_events/outbox")).keys).toEqual([]);
   });
 });

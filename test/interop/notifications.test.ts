@@ -69,7 +69,8 @@ describe("notifications: registry-kit and Distribution 2.8 on one config", () =>
       expect(receiver.envelopes.every((e) => e.headers.authorization === "Bearer test-token")).toBe(true);
       const events = receiver.events();
       for (const e of events) {
-        expect(e.id).toMatch(/\S/);
+        // A UUID: version 4 from Distribution, version 8 (a random prefix per process, then a counter) from registry-kit.
+        expect(e.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[48][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
         expect(Number.isNaN(Date.parse(e.timestamp))).toBe(false);
         expect(e.request?.method).toMatch(/^(GET|HEAD|PUT|DELETE|POST|PATCH)$/);
         expect(e.request?.useragent).toMatch(/skopeo|containers/i);
@@ -114,5 +115,14 @@ describe("notifications: registry-kit and Distribution 2.8 on one config", () =>
     expect(events.map((e) => e.target.digest).sort()).toEqual([...pushes].sort());
     expect(events.at(-1)!.target.digest).toBe(image.manifestDigest);
     expect(new Set(events.map((e) => e.id)).size).toBe(pushes.length);
+    // The restarted process's events have ids of their own: none repeats one of the killed process's.
+    expect((await skopeo.copy(image.ref, `docker://127.0.0.1:${port}/crash/app:v2`)).code).toBe(0);
+    await waitFor(() => receiver.events().some((e) => e.action === "push" && e.target.tag === "v2"), "the restarted server's push of v2");
+    const ids = receiver.events().map((e) => e.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    const prefixes = (of: RegistryEvent[]): Set<string> => new Set(of.map((e) => e.id.slice(0, 24)));
+    const restarted = receiver.events().slice(events.length);
+    expect(prefixes(events).size).toBe(1);
+    expect([...prefixes(restarted)].filter((p) => prefixes(events).has(p))).toEqual([]);
   });
 });
