@@ -99,9 +99,10 @@ if (config.hello) {
   // RK_BENCH_METRICS=1: the registry and its storage report into metrics, as with http.debug.prometheus.
   const metrics = process.env.RK_BENCH_METRICS === "1" ? createMetrics() : undefined;
   const storage = fsStorage({ root: config.root, fsync: config.fsync ?? true });
-  // RK_BENCH_NOTIFY=<url>: every event goes to a webhook at <url> through the durable outbox, as with `notifications`.
+  // RK_BENCH_NOTIFY=<url>: every event goes to a webhook at <url> through the durable outbox, as with `notifications`
+  // (POSTs through node:http as `registry-kit serve` sends them; builds before nodeWebhookPost use fetch).
   const notifyUrl = process.env.RK_BENCH_NOTIFY;
-  const notifier = notifyUrl ? (await load<typeof EventsModule>("events")).createNotifier({ storage, endpoints: [{ name: "bench", url: notifyUrl }], post: nodeWebhookPost() }) : undefined;
+  const notifier = notifyUrl ? (await load<typeof EventsModule>("events")).createNotifier({ storage, endpoints: [{ name: "bench", url: notifyUrl }], ...(nodeWebhookPost ? { post: nodeWebhookPost() } : {}) }) : undefined;
   notifier?.start();
   const registry = createRegistry({
     ...(notifier ? { onEvent: notifier } : {}),
