@@ -781,7 +781,7 @@ async function measureStartup(): Promise<void> {
   // code cache of Node's own built-ins, ~30 ms more CPU per start); its own code cache too.
   const plainArgs = args.slice(NODE_FLAGS.length);
   if (NODE_FLAGS.length > 0) await once(false, plainArgs, true);
-  const plain: number[] = [];
+  const plain: Array<{ ms: number; cpuMs: number }> = [];
   const runs: Array<{ ms: number; firstMs: number; cpuMs: number; rss2: number; rss: number }> = [];
   const bare: number[] = [];
   const floors: Array<{ ms: number; cpuMs: number }> = [];
@@ -789,9 +789,9 @@ async function measureStartup(): Promise<void> {
     runs.push(await once(true));
     bare.push(await nodeAlone());
     floors.push(await once(false, [floor]));
-    if (NODE_FLAGS.length > 0) plain.push((await once(false, plainArgs)).ms);
+    if (NODE_FLAGS.length > 0) plain.push(await once(false, plainArgs));
     const r = runs.at(-1)!;
-    log(`  ready ${Math.round(r.ms)} ms (first answer, 503 while starting: ${Math.round(r.firstMs)} ms; CPU ${Math.round(r.cpuMs)} ms), RSS at rest ${round(r.rss2)} MiB after 2 s, ${round(r.rss)} after 20 s; node -e 0: ${Math.round(bare.at(-1)!)} ms; bare node:http + Response: ${Math.round(floors.at(-1)!.ms)} ms (CPU ${Math.round(floors.at(-1)!.cpuMs)} ms)${plain.length ? `; without node flags: ${Math.round(plain.at(-1)!)} ms` : ""}; load ${loadavg()[0]!.toFixed(1)}`);
+    log(`  ready ${Math.round(r.ms)} ms (first answer, 503 while starting: ${Math.round(r.firstMs)} ms; CPU ${Math.round(r.cpuMs)} ms), RSS at rest ${round(r.rss2)} MiB after 2 s, ${round(r.rss)} after 20 s; node -e 0: ${Math.round(bare.at(-1)!)} ms; bare node:http + Response: ${Math.round(floors.at(-1)!.ms)} ms (CPU ${Math.round(floors.at(-1)!.cpuMs)} ms)${plain.length ? `; without node flags: ${Math.round(plain.at(-1)!.ms)} ms (CPU ${Math.round(plain.at(-1)!.cpuMs)} ms)` : ""}; load ${loadavg()[0]!.toFixed(1)}`);
   }
   const ms = median(runs.map((r) => r.ms));
   const rss = median(runs.map((r) => r.rss));
@@ -815,11 +815,11 @@ async function measureStartup(): Promise<void> {
       label: "registry-kit serve without node flags (as installed): spawn to the first non-503 answer",
       unit: "ms",
       higherIsBetter: false,
-      rk: round(median(plain), 0),
-      samples: { rk: plain.map((x) => round(x, 0)) },
+      rk: round(median(plain.map((p) => p.ms)), 0),
+      samples: { rk: plain.map((p) => round(p.ms, 0)) },
       target: "≤ 150 ms",
-      met: median(plain) <= 150,
-      note: `the same rounds with ${NODE_FLAGS.join(" ")}: ${whole(runs.map((r) => r.ms))} ms`,
+      met: median(plain.map((p) => p.ms)) <= 150,
+      note: `process CPU by then ${whole(plain.map((p) => p.cpuMs))} ms; the same rounds with ${NODE_FLAGS.join(" ")}: ${whole(runs.map((r) => r.ms))} ms (CPU ${whole(runs.map((r) => r.cpuMs))} ms)`,
     });
   }
   metrics.push({
