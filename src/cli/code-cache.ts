@@ -12,7 +12,8 @@
  * by the user and writable by no one else, and when the SHA-256 it carries
  * matches its contents; V8 then checks the Node version, its flags and the
  * source. Anything wrong, or the directory unusable: the bundle is compiled
- * without a cache, silently. `NODE_DISABLE_COMPILE_CACHE=1` turns it off.
+ * without a cache, silently (a damaged file is then replaced; one that is
+ * not private is left alone). `NODE_DISABLE_COMPILE_CACHE=1` turns it off.
  *
  * Built as `dist/cli/code-cache.mjs` (scripts/cli-bundle.ts) and imported by
  * bin/registry-kit.mjs before the bundle; not part of the bundle itself.
@@ -28,13 +29,13 @@ import { pathToFileURL } from "node:url";
 import vm from "node:vm";
 
 /** What happened to the cache on this start. */
-export type CodeCacheState = "accepted" | "rejected" | "absent" | "untrusted" | "off";
+export type CodeCacheState = "accepted" | "rejected" | "absent" | "damaged" | "untrusted" | "off";
 
 /** A bundle evaluated by {@link runCached}. */
 export interface CachedRun {
   /** The bundle's `module.exports`. */
   exports: Record<string, unknown>;
-  /** `accepted`: V8 used the cache; `rejected`: V8 refused it (another Node or flags); `absent`; `untrusted`: wrong owner, mode or checksum; `off`: no cache directory. */
+  /** `accepted`: V8 used the cache; `rejected`: V8 refused it (another Node or flags); `absent`; `damaged`: truncated or its checksum wrong (rewritten); `untrusted`: the folder or file is not the user's own and private (left alone); `off`: no cache directory. */
   state: CodeCacheState;
   /** Write the cache (when it was not accepted) with the functions compiled so far; never throws. Returns whether a file was written. */
   save(): boolean;
@@ -80,7 +81,7 @@ export function runCached(file: string, cacheDir: string | undefined): CachedRun
   let cachedData: Buffer | undefined;
   if (cacheFile !== undefined) {
     const read = readCache(cacheFile);
-    if (read === "untrusted") state = "untrusted";
+    if (read === "untrusted" || read === "damaged") state = read;
     else cachedData = read;
   }
   const wrapper = `(function (exports, require, module, __filename, __dirname, __rkImportMetaUrl) {${source}\n})`;
@@ -110,8 +111,8 @@ function ownedAndPrivate(stat: { uid: number; mode: number }): boolean {
   return stat.uid === process.getuid() && (stat.mode & 0o022) === 0;
 }
 
-/** The V8 data of a trusted cache file; undefined when there is none; "untrusted" when the folder or file fails a check. */
-function readCache(file: string): Buffer | undefined | "untrusted" {
+/** The V8 data of a trusted, intact cache file; undefined when there is none; "untrusted" when the folder or file is not private to the user; "damaged" when its contents fail the check. */
+function readCache(file: string): Buffer | undefined | "untrusted" | "damaged" {
   let dir;
   try {
     dir = lstatSync(dirname(file));
@@ -127,15 +128,16 @@ function readCache(file: string): Buffer | undefined | "untrusted" {
   }
   try {
     const stat = fstatSync(fd);
-    if (!stat.isFile() || !ownedAndPrivate(stat) || stat.size > MAX_BYTES || stat.size < MAGIC.length + DIGEST) return "untrusted";
+    if (!stat.isFile() || !ownedAndPrivate(stat)) return "untrusted";
+    if (stat.size > MAX_BYTES || stat.size < MAGIC.length + DIGEST) return "damaged";
     const bytes = readFileSync(fd);
-    if (!bytes.subarray(0, MAGIC.length).equals(MAGIC)) return "untrusted";
+    if (!bytes.subarray(0, MAGIC.length).equals(MAGIC)) return "damaged";
     const digest = bytes.subarray(MAGIC.length, MAGIC.length + DIGEST);
     const data = bytes.subarray(MAGIC.length + DIGEST);
     // V8 release builds do not checksum code caches: a truncated or damaged file must never reach it.
-    return createHash("sha256").update(data).digest().equals(digest) ? data : "untrusted";
+    return createHash("sha256").update(data).digest().equals(digest) ? data : "damaged";
   } catch {
-    return "untrusted";
+    return "damaged";
   } finally {
     closeSync(fd);
   }
