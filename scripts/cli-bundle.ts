@@ -13,6 +13,7 @@ import { build, type Metafile, type Plugin } from "esbuild";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { CLI_BUNDLE_PARAMETERS } from "../src/cli/code-cache.js";
 
 const ENTRY = fileURLToPath(new URL("../src/cli/main.ts", import.meta.url));
 const LOADER = fileURLToPath(new URL("../src/cli/code-cache.ts", import.meta.url));
@@ -43,7 +44,10 @@ export async function bundleCli(outdir: string): Promise<{ inlined: string[]; im
     minifySyntax: true,
     // The inlined dependencies' license comments, at the end of the file.
     legalComments: "eof",
-    // The loader passes the bundle's own file URL under this name.
+    // The file is one function expression, which code-cache.mjs compiles as it is (no copy of the text
+    // to wrap it) and calls with what a CommonJS module gets, and the bundle's own file URL.
+    banner: { js: `(function (${CLI_BUNDLE_PARAMETERS.join(", ")}) {` },
+    footer: { js: "})" },
     define: { "import.meta.url": "__rkImportMetaUrl" },
     // import() of the lazy externals as require(): a vm.Script has no module loader of its own.
     supported: { "dynamic-import": false },

@@ -10,19 +10,20 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { codeCacheDir, runCached } from "../../src/cli/code-cache.js";
+import { CLI_BUNDLE_PARAMETERS, codeCacheDir, runCached } from "../../src/cli/code-cache.js";
 
 let work: string;
 let cacheDir: string;
 let counter = 0;
 
-/** A CommonJS "bundle" with enough functions for V8 to cache; each call gets a unique source so V8's in-memory cache cannot stand in for ours. */
-function bundle(name = "registry-kit.cjs"): string {
+/** A "bundle" as scripts/cli-bundle.ts writes one (a function expression around CommonJS code), with enough functions for V8 to cache; each call gets a unique source so V8's in-memory cache cannot stand in for ours. */
+function bundle(name = "registry-kit.cjs", text = "ascii"): string {
   const file = path.join(work, "dist", name);
   mkdirSync(path.dirname(file), { recursive: true });
   counter++;
   const fns = Array.from({ length: 50 }, (_, i) => `function f${i}(x) { return x * ${i} + ${counter}; }`).join("\n");
-  writeFileSync(file, `"use strict";\n${fns}\nexports.sum = (x) => ${Array.from({ length: 50 }, (_, i) => `f${i}(x)`).join(" + ")};\nexports.url = __rkImportMetaUrl;\nexports.sep = require("node:path").sep;\nexports.dir = __dirname;\n`);
+  const body = `"use strict";\n${fns}\nexports.sum = (x) => ${Array.from({ length: 50 }, (_, i) => `f${i}(x)`).join(" + ")};\nexports.url = __rkImportMetaUrl;\nexports.sep = require("node:path").sep;\nexports.dir = __dirname;\nexports.text = "${text}";\n`;
+  writeFileSync(file, `(function (${CLI_BUNDLE_PARAMETERS.join(", ")}) {\n${body}})\n`);
   return file;
 }
 
@@ -66,6 +67,11 @@ describe("runCached", () => {
     expect((second.exports.sum as (x: number) => number)(2)).toBe(2 * 1225 + 50 * counter);
     expect(second.save()).toBe(false); // nothing to refresh
     expect(cacheFiles()).toHaveLength(1);
+  });
+
+  it("reads a bundle with characters beyond ASCII as UTF-8", () => {
+    const file = bundle("registry-kit.cjs", "\u00b5s \u00b7 \u{1f600}");
+    expect(runCached(file, cacheDir).exports.text).toBe("\u00b5s \u00b7 \u{1f600}");
   });
 
   it("a changed bundle does not use the old cache", () => {
