@@ -29,6 +29,6 @@ export default defineConfig({
   target: "node20",
   splitting: true,
   treeshake: true,
-  // Then the CLI as one file, dist/cli/registry-kit.mjs (scripts/cli-bundle.ts).
+  // Then the CLI as one file, dist/cli/registry-kit.cjs, and its loader (scripts/cli-bundle.ts).
   esbuildPlugins: [cliBundlePlugin()],
 });

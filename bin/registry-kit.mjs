@@ -1,22 +1,28 @@
 #!/usr/bin/env node
 // registry-kit's command line. Runs the built dist/ when present (the one-file
-// bundle of the CLI, else its tsup entry); in a fresh clone (no build step) it
-// runs the TypeScript sources through tsx.
+// bundle of the CLI, with a V8 code cache of its own; else its tsup entry); in
+// a fresh clone (no build step) it runs the TypeScript sources through tsx.
 import { existsSync } from "node:fs";
 import module from "node:module";
 import { fileURLToPath } from "node:url";
 
-// Node 22.1+ keeps V8's compiled code of what is loaded next on disk (in the
-// OS temp directory; NODE_DISABLE_COMPILE_CACHE=1 turns it off), so later
-// starts skip most compilation. Node 20 has no such cache.
+// Node 22.1+ keeps V8's compiled code of the ES modules loaded next on disk
+// (this file's imports, the tsup build; in the OS temp directory;
+// NODE_DISABLE_COMPILE_CACHE=1 turns it off). The bundle has its own cache.
 module.enableCompileCache?.();
 
 const root = new URL("../", import.meta.url);
-const built = [new URL("dist/cli/registry-kit.mjs", root), new URL("dist/cli/main.js", root)].find((url) => existsSync(fileURLToPath(url)));
+const bundle = fileURLToPath(new URL("dist/cli/registry-kit.cjs", root));
+const entry = new URL("dist/cli/main.js", root);
 
 let cli;
-if (built) {
-  cli = await import(built.href);
+let cached;
+if (existsSync(bundle)) {
+  const { runCached, codeCacheDir } = await import(new URL("dist/cli/code-cache.mjs", root).href);
+  cached = runCached(bundle, codeCacheDir());
+  cli = cached.exports;
+} else if (existsSync(fileURLToPath(entry))) {
+  cli = await import(entry.href);
 } else {
   let register;
   try {
@@ -31,3 +37,10 @@ if (built) {
 
 const code = await cli.main(process.argv.slice(2));
 if (code !== undefined) process.exit(code);
+// The server is up: once its first requests had a moment to run (or when it
+// stops before), keep what V8 compiled for the next start (only when there
+// was no usable cache; only `serve`, whose start is the one worth caching).
+if (cached) {
+  setTimeout(() => cached.save(), 1000).unref();
+  process.once("exit", () => cached.save());
+}

@@ -1,17 +1,22 @@
 /**
- * The command line as one file, `<outdir>/cli/registry-kit.mjs`, which
+ * The command line as one file, `<outdir>/cli/registry-kit.cjs`, which
  * bin/registry-kit.mjs runs when it is built: registry-kit's modules and its
  * dependencies inlined, so that `registry-kit serve` resolves and compiles one
  * module at start instead of ~30 chunks and yaml's ~70 CommonJS files
- * (docs/performance.md, "Start-up"). tsup.config.ts builds it after the ESM
- * pass of the library, whose subpath builds it leaves untouched.
+ * (docs/performance.md, "Start-up"). A script rather than an ES module so
+ * that `<outdir>/cli/code-cache.mjs` (src/cli/code-cache.ts, written beside
+ * it) can run it with a V8 code cache, which Node 20 has no other way to keep
+ * for user code. tsup.config.ts builds both after the ESM pass of the
+ * library, whose subpath builds it leaves untouched.
  */
 import { build, type Metafile, type Plugin } from "esbuild";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { CLI_BUNDLE_PARAMETERS } from "../src/cli/code-cache.js";
 
 const ENTRY = fileURLToPath(new URL("../src/cli/main.ts", import.meta.url));
+const LOADER = fileURLToPath(new URL("../src/cli/code-cache.ts", import.meta.url));
 
 /** Dependencies left out of the bundle: imported with import() only when needed, so they stay lazy. */
 export const CLI_BUNDLE_EXTERNAL = [
@@ -20,17 +25,18 @@ export const CLI_BUNDLE_EXTERNAL = [
 ];
 
 /**
- * Write `<outdir>/cli/registry-kit.mjs`, and beside it THIRD-PARTY-LICENSES.txt
- * with the license of every dependency inlined into it. Resolves to the
+ * Write `<outdir>/cli/registry-kit.cjs` and its loader `code-cache.mjs`, and
+ * beside them THIRD-PARTY-LICENSES.txt with the license of every dependency
+ * inlined into the bundle. Resolves to the
  * packages inlined (`name@version`) and what the file still imports.
  */
 export async function bundleCli(outdir: string): Promise<{ inlined: string[]; imports: string[] }> {
   const result = await build({
     entryPoints: [ENTRY],
-    outfile: join(outdir, "cli", "registry-kit.mjs"),
+    outfile: join(outdir, "cli", "registry-kit.cjs"),
     bundle: true,
     platform: "node",
-    format: "esm",
+    format: "cjs",
     target: "node20",
     external: CLI_BUNDLE_EXTERNAL,
     // Less to scan at every start; identifiers are kept, so stack traces still name the functions.
@@ -38,10 +44,26 @@ export async function bundleCli(outdir: string): Promise<{ inlined: string[]; im
     minifySyntax: true,
     // The inlined dependencies' license comments, at the end of the file.
     legalComments: "eof",
-    // The inlined CommonJS dependencies (yaml) call require() for node: builtins.
-    banner: { js: 'import { createRequire as __rkCreateRequire } from "node:module"; const require = __rkCreateRequire(import.meta.url);' },
+    // The file is one function expression, which code-cache.mjs compiles as it is (no copy of the text
+    // to wrap it) and calls with what a CommonJS module gets, and the bundle's own file URL.
+    banner: { js: `(function (${CLI_BUNDLE_PARAMETERS.join(", ")}) {` },
+    footer: { js: "})" },
+    define: { "import.meta.url": "__rkImportMetaUrl" },
+    // import() of the lazy externals as require(): a vm.Script has no module loader of its own.
+    supported: { "dynamic-import": false },
     logLevel: "warning",
     metafile: true,
+  });
+  await build({
+    entryPoints: [LOADER],
+    outfile: join(outdir, "cli", "code-cache.mjs"),
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    minifyWhitespace: true,
+    minifySyntax: true,
+    logLevel: "warning",
   });
   const inlined = writeLicenses(result.metafile, join(outdir, "cli", "THIRD-PARTY-LICENSES.txt"));
   const imports = Object.values(result.metafile.outputs).flatMap((o) => o.imports.map((i) => i.path));

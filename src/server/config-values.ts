@@ -67,7 +67,7 @@ export function positiveInt(key: string, value: unknown): number {
   return n;
 }
 
-const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, "µs": 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, "\u00b5s": 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /**
  * A duration in milliseconds: a Go duration string (`"10s"`, `"1m30s"`,
@@ -78,7 +78,7 @@ export function duration(key: string, value: unknown): number {
   if (typeof value === "string") {
     const text = value.trim();
     if (/^\d+(\.\d+)?$/.test(text)) return Number(text) * 1000;
-    const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g)];
+    const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ns|us|\u00b5s|ms|s|m|h)/g)]; // \u00b5 is the micro sign, written so to keep the CLI bundle ASCII
     if (parts.length > 0 && parts.map((p) => p[0]).join("") === text) {
       return parts.reduce((ms, p) => ms + Number(p[1]) * (UNIT_MS[p[2] as string] as number), 0);
     }

@@ -40,7 +40,7 @@ export function layout(frame: Frame, title: string, body: Html): string {
     : html`<nav aria-label="Main"></nav>`;
   const notice = frame.notice ? html`<div class="notice${frame.notice.error ? " error" : ""}" role="status">${frame.notice.text}</div>` : "";
   return `<!doctype html>${html`<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title} · registry-kit</title><link rel="stylesheet" href="${frame.prefix}/assets/app.css"><script src="${frame.prefix}/assets/app.js" defer></script></head>
+<title>${title} &middot; registry-kit</title><link rel="stylesheet" href="${frame.prefix}/assets/app.css"><script src="${frame.prefix}/assets/app.js" defer></script></head>
 <body><a class="skip" href="#main">Skip to content</a><header><a class="brand" href="${link(frame, "")}">registry-kit</a>${nav}</header>
 <main id="main">${notice}${body}</main></body></html>`}`;
 }
@@ -79,7 +79,7 @@ export function repositoryPage(frame: Frame, name: string, tags: TagRow[], sort:
 ${canDelete ? html`<td><form class="inline" method="post" action="${link(frame, "delete-tag")}">${csrfField(frame)}<input type="hidden" name="name" value="${name}"><input type="hidden" name="tag" value="${t.tag}"><button class="danger" type="submit" aria-label="Delete tag ${t.tag}">Delete</button></form></td>` : ""}</tr>`);
   const sortLink = (key: string, label: string) =>
     sort === key ? html`<strong>${label}</strong>` : html`<a href="${link(frame, "repository", { name, sort: key })}">${label}</a>`;
-  return html`<h1>${name}</h1><p>Sort by ${sortLink("name", "name")} · ${sortLink("pushed", "push time")}</p>
+  return html`<h1>${name}</h1><p>Sort by ${sortLink("name", "name")} &middot; ${sortLink("pushed", "push time")}</p>
 ${tags.length ? html`<table><thead><tr><th scope="col">Tag</th><th scope="col">Digest</th><th scope="col">Size</th><th scope="col">Pushed</th>${canDelete ? html`<th scope="col">Actions</th>` : ""}</tr></thead><tbody>${rows}</tbody></table>` : html`<p>No tags.</p>`}
 ${more ? html`<p class="muted">Only the first ${tags.length} tags are shown.</p>` : ""}`;
 }

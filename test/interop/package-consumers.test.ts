@@ -102,7 +102,8 @@ describe("the packed package in a consumer's project", () => {
     expect(packed).toContain("dist/storage/fs/index.js");
     expect(packed).toContain("bin/registry-kit.mjs");
     // The command line as one file (scripts/cli-bundle.ts), with the licenses of what it inlines.
-    expect(packed).toContain("dist/cli/registry-kit.mjs");
+    expect(packed).toContain("dist/cli/registry-kit.cjs");
+    expect(packed).toContain("dist/cli/code-cache.mjs");
     expect(packed).toContain("dist/cli/THIRD-PARTY-LICENSES.txt");
     expect(packed.filter((f) => !/^(dist\/|bin\/|package\.json$|README\.md$|CHANGELOG\.md$|LICENSE$)/.test(f))).toEqual([]);
   });
