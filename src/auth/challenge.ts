@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { errorResponse } from "../oci/errors.js";
+import { errorHeaders, errorResponse } from "../oci/errors.js";
 import type { Access } from "./access.js";
 import { formatScope } from "./scope.js";
 
@@ -24,6 +24,8 @@ export interface Challenge {
 }
 
 export function quote(value: string): string {
+  // Most values (URLs, names, scopes) have nothing to escape: no regular expression for them.
+  if (value.indexOf('"') < 0 && value.indexOf("\\") < 0) return `"${value}"`;
   return `"${value.replace(/["\\]/g, "\\$&")}"`;
 }
 
@@ -32,9 +34,14 @@ export function quote(value: string): string {
  * in that order, comma without space, every value quoted, never `error_description`.
  */
 export function formatChallenge(challenge: Challenge): string {
-  let header = `Bearer realm=${quote(challenge.realm)},service=${quote(challenge.service)}`;
-  if (challenge.needed && challenge.needed.length > 0) header += `,scope=${quote(formatScope(challenge.needed))}`;
-  if (challenge.error) header += `,error=${quote(challenge.error)}`;
+  return challengeHeader(`Bearer realm=${quote(challenge.realm)},service=${quote(challenge.service)}`, challenge.needed, challenge.error);
+}
+
+/** {@link formatChallenge} after its realm and service, already formatted as `prefix`. */
+export function challengeHeader(prefix: string, needed: readonly Access[] | undefined, error: ChallengeError | undefined): string {
+  let header = prefix;
+  if (needed && needed.length > 0) header += `,scope=${quote(formatScope(needed))}`;
+  if (error) header += `,error="${error}"`;
   return header;
 }
 
@@ -52,7 +59,7 @@ export function challengeDetail(needed: readonly Access[] | undefined): unknown 
  * in-memory fast lane.
  */
 export async function challengeResponse(challenge: Challenge, method = "GET", request?: Request): Promise<Response> {
-  return unauthorizedResponse(formatChallenge(challenge), challenge.needed, method, request);
+  return unauthorized(formatChallenge(challenge), challenge.needed, method, request);
 }
 
 /**
@@ -62,14 +69,17 @@ export async function challengeResponse(challenge: Challenge, method = "GET", re
 export async function unauthorizedResponse(
   wwwAuthenticate: string, needed: readonly Access[] | undefined, method = "GET", request?: Request,
 ): Promise<Response> {
-  const head = method.toUpperCase() === "HEAD";
-  const response = errorResponse("UNAUTHORIZED", "authentication required", {
-    detail: challengeDetail(needed),
-    headers: { "Www-Authenticate": wwwAuthenticate },
-    ...(head ? {} : { request }),
-  });
-  if (!head) return response;
-  // errorResponse announced the body's length; keep it, drop the body.
-  await response.body?.cancel();
-  return new Response(null, { status: 401, headers: response.headers });
+  return unauthorized(wwwAuthenticate, needed, method, request);
 }
+
+/** {@link unauthorizedResponse}, synchronous: the authorizers answer every refused request with it. */
+export function unauthorized(wwwAuthenticate: string, needed: readonly Access[] | undefined, method: string, request: Request | undefined): Response {
+  const headers: HeadersInit = [["Www-Authenticate", wwwAuthenticate]];
+  const detail = challengeDetail(needed);
+  if (method.toUpperCase() !== "HEAD") return errorResponse("UNAUTHORIZED", "authentication required", { detail, headers, request });
+  // The length the GET's body would have, and no body.
+  const length = encoder.encode(JSON.stringify({ errors: [{ code: "UNAUTHORIZED", message: "authentication required", detail }] })).byteLength;
+  return new Response(null, { status: 401, headers: errorHeaders(headers, length) });
+}
+
+const encoder = new TextEncoder();
