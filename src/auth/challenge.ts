@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { errorHeaders, errorResponse } from "../oci/errors.js";
+import { inMemoryResponse } from "../http/in-memory-response.js";
+import { errorHeaders } from "../oci/errors.js";
 import type { Access } from "./access.js";
 import { formatScope } from "./scope.js";
 
@@ -74,12 +75,29 @@ export async function unauthorizedResponse(
 
 /** {@link unauthorizedResponse}, synchronous: the authorizers answer every refused request with it. */
 export function unauthorized(wwwAuthenticate: string, needed: readonly Access[] | undefined, method: string, request: Request | undefined): Response {
-  const headers: HeadersInit = [["Www-Authenticate", wwwAuthenticate]];
-  const detail = challengeDetail(needed);
-  if (method.toUpperCase() !== "HEAD") return errorResponse("UNAUTHORIZED", "authentication required", { detail, headers, request });
-  // The length the GET's body would have, and no body.
-  const length = encoder.encode(JSON.stringify({ errors: [{ code: "UNAUTHORIZED", message: "authentication required", detail }] })).byteLength;
-  return new Response(null, { status: 401, headers: errorHeaders(headers, length) });
+  const body = unauthorizedBody(needed);
+  const headers = errorHeaders([["Www-Authenticate", wwwAuthenticate]], body.byteLength);
+  // HEAD: the length the GET's body would have, and no body.
+  if (method.toUpperCase() === "HEAD") return new Response(null, { status: 401, headers });
+  return inMemoryResponse(request, body, { status: 401, headers });
 }
 
 const encoder = new TextEncoder();
+/** UNAUTHORIZED bodies by what was needed: the same few repositories are refused over and over. Never modified. */
+const bodies = new Map<string, Uint8Array>();
+const MAX_BODIES = 256;
+
+/** The OCI `UNAUTHORIZED` body for `needed` (errors.ts's layout), built once per distinct `needed`. */
+function unauthorizedBody(needed: readonly Access[] | undefined): Uint8Array {
+  let key = "";
+  // NUL cannot occur in a type, name or action: distinct `needed` get distinct keys.
+  for (const a of needed ?? []) key += `${a.type}\0${a.name}\0${a.actions.join("\0")}\n`;
+  let body = bodies.get(key);
+  if (body === undefined) {
+    const entry = { code: "UNAUTHORIZED", message: "authentication required", detail: challengeDetail(needed) };
+    body = encoder.encode(JSON.stringify({ errors: [entry] }));
+    if (bodies.size >= MAX_BODIES) bodies.delete(bodies.keys().next().value!);
+    bodies.set(key, body);
+  }
+  return body;
+}
