@@ -2,7 +2,7 @@
  * Two builds of registry-kit side by side: is a change a regression?
  *
  *   node --import tsx bench/compare.ts --base <git ref> [--head <git ref>] [--reps 6] [--size-mib 64] [--wrk-seconds 3] [--profile]
- *     [--only chunked,monolithic,manifest] [--head-env K=V …]   (e.g. --head-env RK_BENCH_NOTIFY=sink: head sends events to a webhook)
+ *     [--only chunked,monolithic,manifest,challenge] [--head-env K=V …]   (e.g. --head-env RK_BENCH_NOTIFY=sink: head sends events to a webhook)
  *
  * Each ref is checked out into a temporary git worktree and built by its own
  * tsup config (ESM, no declarations); without `--head` the working tree is
@@ -10,9 +10,9 @@
  * on each build: fs storage, token auth with one RSA key) are up at once, and
  * every repetition measures base and head back to back, in alternating order,
  * so load from elsewhere on the machine falls on both alike. Measured per
- * repetition: a chunked upload (4 MiB PATCHes), a monolithic upload, and
- * manifest GETs with a bearer token under wrk -t2 -c50; the server's CPU comes
- * from /proc. Prints medians, ranges and head/base ratios; writes nothing.
+ * repetition: a chunked upload (4 MiB PATCHes), a monolithic upload,
+ * manifest GETs with a bearer token and the same GETs without one (the 401
+ * challenge) under wrk -t2 -c50; the server's CPU comes from /proc. Prints medians, ranges and head/base ratios; writes nothing.
  */
 import { execFileSync } from "node:child_process";
 import { createHash, randomBytes, randomFillSync } from "node:crypto";
@@ -111,8 +111,8 @@ async function seedManifest(s: Server): Promise<void> {
   if (r.status !== 201) throw new Error(`manifest PUT to ${s.name}: ${r.status}`);
 }
 
-type Case = "chunked" | "monolithic" | "manifest";
-const UNITS: Record<Case, string> = { chunked: "MiB/s", monolithic: "MiB/s", manifest: "req/s" };
+type Case = "chunked" | "monolithic" | "manifest" | "challenge";
+const UNITS: Record<Case, string> = { chunked: "MiB/s", monolithic: "MiB/s", manifest: "req/s", challenge: "req/s" };
 const samples = new Map<string, { rate: number[]; cpu: number[] }>();
 const record = (who: string, c: Case, rate: number, cpu: number): void => {
   const key = `${c}/${who}`;
@@ -144,12 +144,17 @@ const systemShare = new Map<string, number[]>();
 async function measure(s: Server, blob: { path: string; digest: string }): Promise<void> {
   if (ONLY.has("chunked")) await upload(s, "chunked", blob);
   if (ONLY.has("monolithic")) await upload(s, "monolithic", blob);
-  if (!ONLY.has("manifest")) return;
-  const headers = [`Authorization: Bearer ${token}`, "Accept: application/vnd.oci.image.manifest.v1+json"];
+  if (ONLY.has("manifest")) await small(s, "manifest", [`Authorization: Bearer ${token}`]);
+  if (ONLY.has("challenge")) await small(s, "challenge", []);
+}
+
+/** Manifest GETs under wrk: with the bearer token (all 200), or without it (all 401). */
+async function small(s: Server, c: "manifest" | "challenge", auth: string[]): Promise<void> {
+  const headers = [...auth, "Accept: application/vnd.oci.image.manifest.v1+json"];
   const cpu0 = cpuOf(s.pid);
   const r = await wrk(tools.wrk!, `${s.url}/v2/bench/app/manifests/latest`, { threads: 2, connections: 50, seconds: WRK_SECONDS, headers });
-  if (r.non2xx > 0) throw new Error(`manifest GET on ${s.name}: ${r.non2xx} non-2xx answers`);
-  record(s.name, "manifest", r.requestsPerSec, ((cpuOf(s.pid) - cpu0) / Math.max(1, r.requests)) * 1e6);
+  if (c === "manifest" ? r.non2xx > 0 : r.non2xx < r.requests) throw new Error(`${c} on ${s.name}: ${r.non2xx} of ${r.requests} non-2xx answers`);
+  record(s.name, c, r.requestsPerSec, ((cpuOf(s.pid) - cpu0) / Math.max(1, r.requests)) * 1e6);
 }
 
 const median = (xs: number[]): number => {
@@ -164,10 +169,11 @@ const sink = HEAD_ENV.RK_BENCH_NOTIFY === "sink" ? await startSink() : undefined
 if (sink) HEAD_ENV.RK_BENCH_NOTIFY = sink.url;
 const base = await startBuild(baseLib, "base");
 const head = await startBuild(headLib, "head", HEAD_ENV);
-const blob = randomFile(SIZE);
+const blob = ONLY.has("chunked") || ONLY.has("monolithic") ? randomFile(SIZE) : { path: "", digest: "" };
 for (const s of [base, head]) {
   await seedManifest(s);
   await wrk(tools.wrk!, `${s.url}/v2/bench/app/manifests/latest`, { threads: 2, connections: 50, seconds: 1, headers: [`Authorization: Bearer ${token}`] });
+  if (ONLY.has("challenge")) await wrk(tools.wrk!, `${s.url}/v2/bench/app/manifests/latest`, { threads: 2, connections: 50, seconds: 1 });
 }
 for (let rep = 0; rep < REPS; rep++) {
   for (const s of rep % 2 === 0 ? [base, head] : [head, base]) await measure(s, blob);
@@ -180,10 +186,10 @@ if (sink) {
 }
 
 console.log(`\n${"case".padEnd(12)} ${"base".padEnd(34)} ${"head".padEnd(34)} head/base`);
-for (const c of (["chunked", "monolithic", "manifest"] as Case[]).filter((x) => ONLY.has(x))) {
+for (const c of (["chunked", "monolithic", "manifest", "challenge"] as Case[]).filter((x) => ONLY.has(x))) {
   const b = samples.get(`${c}/base`)!;
   const h = samples.get(`${c}/head`)!;
-  const cpuUnit = c === "manifest" ? "µs/req" : "CPU s/GiB";
+  const cpuUnit = c === "manifest" || c === "challenge" ? "µs/req" : "CPU s/GiB";
   console.log(`${c.padEnd(12)} ${`${fmt(b.rate, 0)} ${UNITS[c]}`.padEnd(34)} ${`${fmt(h.rate, 0)} ${UNITS[c]}`.padEnd(34)} ${(median(h.rate) / median(b.rate)).toFixed(2)}×`);
   console.log(`${"".padEnd(12)} ${`${fmt(b.cpu, 2)} ${cpuUnit}`.padEnd(34)} ${`${fmt(h.cpu, 2)} ${cpuUnit}`.padEnd(34)} ${(median(h.cpu) / median(b.cpu)).toFixed(2)}× CPU`);
   const bs = systemShare.get(`${c}/base`);

@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { errorResponse } from "../oci/errors.js";
+import { inMemoryResponse } from "../http/in-memory-response.js";
+import { errorHeaders } from "../oci/errors.js";
 import type { Access } from "./access.js";
 import { formatScope } from "./scope.js";
 
@@ -24,6 +25,8 @@ export interface Challenge {
 }
 
 export function quote(value: string): string {
+  // Most values (URLs, names, scopes) have nothing to escape: no regular expression for them.
+  if (value.indexOf('"') < 0 && value.indexOf("\\") < 0) return `"${value}"`;
   return `"${value.replace(/["\\]/g, "\\$&")}"`;
 }
 
@@ -32,9 +35,14 @@ export function quote(value: string): string {
  * in that order, comma without space, every value quoted, never `error_description`.
  */
 export function formatChallenge(challenge: Challenge): string {
-  let header = `Bearer realm=${quote(challenge.realm)},service=${quote(challenge.service)}`;
-  if (challenge.needed && challenge.needed.length > 0) header += `,scope=${quote(formatScope(challenge.needed))}`;
-  if (challenge.error) header += `,error=${quote(challenge.error)}`;
+  return challengeHeader(`Bearer realm=${quote(challenge.realm)},service=${quote(challenge.service)}`, challenge.needed, challenge.error);
+}
+
+/** {@link formatChallenge} after its realm and service, already formatted as `prefix`. */
+export function challengeHeader(prefix: string, needed: readonly Access[] | undefined, error: ChallengeError | undefined): string {
+  let header = prefix;
+  if (needed && needed.length > 0) header += `,scope=${quote(formatScope(needed))}`;
+  if (error) header += `,error="${error}"`;
   return header;
 }
 
@@ -52,7 +60,7 @@ export function challengeDetail(needed: readonly Access[] | undefined): unknown 
  * in-memory fast lane.
  */
 export async function challengeResponse(challenge: Challenge, method = "GET", request?: Request): Promise<Response> {
-  return unauthorizedResponse(formatChallenge(challenge), challenge.needed, method, request);
+  return unauthorized(formatChallenge(challenge), challenge.needed, method, request);
 }
 
 /**
@@ -62,14 +70,34 @@ export async function challengeResponse(challenge: Challenge, method = "GET", re
 export async function unauthorizedResponse(
   wwwAuthenticate: string, needed: readonly Access[] | undefined, method = "GET", request?: Request,
 ): Promise<Response> {
-  const head = method.toUpperCase() === "HEAD";
-  const response = errorResponse("UNAUTHORIZED", "authentication required", {
-    detail: challengeDetail(needed),
-    headers: { "Www-Authenticate": wwwAuthenticate },
-    ...(head ? {} : { request }),
-  });
-  if (!head) return response;
-  // errorResponse announced the body's length; keep it, drop the body.
-  await response.body?.cancel();
-  return new Response(null, { status: 401, headers: response.headers });
+  return unauthorized(wwwAuthenticate, needed, method, request);
+}
+
+/** {@link unauthorizedResponse}, synchronous: the authorizers answer every refused request with it. */
+export function unauthorized(wwwAuthenticate: string, needed: readonly Access[] | undefined, method: string, request: Request | undefined): Response {
+  const body = unauthorizedBody(needed);
+  const headers = errorHeaders([["Www-Authenticate", wwwAuthenticate]], body.byteLength);
+  // HEAD: the length the GET's body would have, and no body.
+  if (method.toUpperCase() === "HEAD") return new Response(null, { status: 401, headers });
+  return inMemoryResponse(request, body, { status: 401, headers });
+}
+
+const encoder = new TextEncoder();
+/** UNAUTHORIZED bodies by what was needed: the same few repositories are refused over and over. Never modified. */
+const bodies = new Map<string, Uint8Array>();
+const MAX_BODIES = 256;
+
+/** The OCI `UNAUTHORIZED` body for `needed` (errors.ts's layout), built once per distinct `needed`. */
+function unauthorizedBody(needed: readonly Access[] | undefined): Uint8Array {
+  let key = "";
+  // NUL cannot occur in a type, name or action: distinct `needed` get distinct keys.
+  for (const a of needed ?? []) key += `${a.type}\0${a.name}\0${a.actions.join("\0")}\n`;
+  let body = bodies.get(key);
+  if (body === undefined) {
+    const entry = { code: "UNAUTHORIZED", message: "authentication required", detail: challengeDetail(needed) };
+    body = encoder.encode(JSON.stringify({ errors: [entry] }));
+    if (bodies.size >= MAX_BODIES) bodies.delete(bodies.keys().next().value!);
+    bodies.set(key, body);
+  }
+  return body;
 }

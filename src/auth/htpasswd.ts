@@ -15,7 +15,7 @@ import { readsRequestBasics } from "../http/request-basics.js";
 import { silent, type LogHook } from "../http/log.js";
 import type { Authorizer, CredentialCheck, Principal } from "./access.js";
 import { errorResponse } from "../oci/errors.js";
-import { quote, unauthorizedResponse } from "./challenge.js";
+import { quote, unauthorized } from "./challenge.js";
 import { parseBasic } from "./credentials.js";
 
 const BCRYPT = /^\$2[aby]\$\d\d\$[./A-Za-z0-9]{53}$/;
@@ -113,6 +113,6 @@ export function createBasicAuthorizer(options: BasicAuthorizerOptions): Authoriz
     } else {
       log({ level: "info", msg: "basic credentials required", method: request.method, url: request.url });
     }
-    return unauthorizedResponse(header, needed, request.method, request);
+    return unauthorized(header, needed, request.method, request);
   });
 }

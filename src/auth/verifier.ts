@@ -11,7 +11,7 @@ import type { Access, Authorizer } from "./access.js";
 import { allowList, type JwsAlgorithm } from "./algorithms.js";
 import { parseCertBundle, resolveSigningKey, trustStoreFromKeys, type TrustStore } from "./cert-bundle.js";
 import { assertJwksShape, parseJwks, type JsonWebKeySet } from "./jwks.js";
-import { challengeResponse } from "./challenge.js";
+import { challengeHeader, quote, unauthorized, type ChallengeError } from "./challenge.js";
 import { decodeJwt, verifySignature, type JwtHeader, type TokenClaims } from "./jwt.js";
 import { checkHmacSecret, importHmacSecret, verificationKeysFromPem, type KeyProvider } from "./keys.js";
 import { covers, indexAccess, type AccessIndex } from "./scope.js";
@@ -345,12 +345,18 @@ export function createTokenAuthorizer(options: TokenAuthorizerOptions): Authoriz
   const verifier = createTokenVerifier({ ...options, audience: options.service });
   const { service } = options;
   const realmOf = realmFor(options);
+  // `Bearer realm="…",service="…"`, quoted once when the realm is fixed.
+  const fixedPrefix = options.autoRedirect ? undefined : `Bearer realm=${quote(options.realm)},service=${quote(service)}`;
+  const challenge = (request: Request, needed: readonly Access[], error?: ChallengeError): Response => {
+    const prefix = fixedPrefix ?? `Bearer realm=${quote(realmOf(request))},service=${quote(service)}`;
+    return unauthorized(challengeHeader(prefix, needed, error), needed, request.method, request);
+  };
 
   return readsRequestBasics<Authorizer>(async (request, needed) => {
     const token = bearerToken(request.headers.get("authorization"));
     if (token === undefined) {
       log({ level: "info", msg: "authorization token required", method: request.method, url: request.url });
-      return await challengeResponse({ realm: realmOf(request), service, needed }, request.method, request);
+      return challenge(request, needed);
     }
     let verified: VerifiedToken;
     try {
@@ -358,11 +364,11 @@ export function createTokenAuthorizer(options: TokenAuthorizerOptions): Authoriz
     } catch (e) {
       const reason = e instanceof JwtError ? e.message : `token verification failed: ${(e as Error)?.message ?? String(e)}`;
       log({ level: "info", msg: "invalid token", reason, method: request.method, url: request.url });
-      return await challengeResponse({ realm: realmOf(request), service, needed, error: "invalid_token" }, request.method, request);
+      return challenge(request, needed, "invalid_token");
     }
     if (!covers(verified.index, needed)) {
       log({ level: "info", msg: "insufficient scope", subject: verified.subject, method: request.method, url: request.url });
-      return await challengeResponse({ realm: realmOf(request), service, needed, error: "insufficient_scope" }, request.method, request);
+      return challenge(request, needed, "insufficient_scope");
     }
     rememberPrincipal(request, verified);
     return undefined;

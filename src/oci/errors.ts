@@ -6,8 +6,10 @@
  *
  * @module
  */
-import { jsonResponse } from "../http/response.js";
-import { baseHeaders } from "./wire.js";
+import { inMemoryResponse } from "../http/in-memory-response.js";
+import { baseHeaderList } from "./wire.js";
+
+const encoder = new TextEncoder();
 
 /** Error codes of the OCI distribution-spec (plus Distribution's extras). */
 export type ErrorCode =
@@ -98,10 +100,30 @@ export function errorResponse(
  * answers, the response can take its adapter's in-memory fast lane.
  */
 export function errorsResponse(errors: RegistryErrorEntry[], status: number, headersInit?: HeadersInit, request?: Request): Response {
-  const headers = baseHeaders(headersInit);
-  headers.set("Content-Type", "application/json; charset=utf-8");
   const body = { errors: errors.map((e) => ({ code: e.code, message: e.message, detail: e.detail ?? null })) };
-  return jsonResponse(body, status, headers, request);
+  const bytes = encoder.encode(JSON.stringify(body));
+  return inMemoryResponse(request, bytes, { status, headers: errorHeaders(headersInit, bytes.byteLength) });
+}
+
+const JSON_TYPE = "application/json; charset=utf-8";
+/** Headers an error response sets itself; the same names among the extra headers are dropped. */
+const OWN_HEADERS = new Set(["content-type", "content-length", ...baseHeaderList.map(([name]) => name.toLowerCase())]);
+
+/**
+ * The headers of an error response of `length` bytes: those every registry
+ * response carries, the extra ones given, the JSON content type and the length.
+ * Name/value pairs, not a `Headers`: a refused request (the 401 challenge)
+ * answers with one of these, and making and reading back a `Headers` would
+ * cost more than the rest of the answer.
+ */
+export function errorHeaders(init: HeadersInit | undefined, length: number): [string, string][] {
+  const pairs: [string, string][] = [...baseHeaderList];
+  if (init !== undefined) {
+    const extra = init instanceof Headers || Array.isArray(init) ? (init as Iterable<[string, string]>) : Object.entries(init);
+    for (const [name, value] of extra) if (!OWN_HEADERS.has(name.toLowerCase())) pairs.push([name, value]);
+  }
+  pairs.push(["Content-Type", JSON_TYPE], ["Content-Length", String(length)]);
+  return pairs;
 }
 
 /**

@@ -3,7 +3,9 @@
  * InMemoryResponse must behave as `new Response(bytes, init)` to everyone but
  * the adapter, and handlers only build one for requests the adapter marked.
  */
+import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { createTokenAuthorizer, generatedKeys } from "../../src/auth/index.js";
 import {
   InMemoryResponse,
   inMemoryResponse,
@@ -190,5 +192,37 @@ describe("through the Node adapter", () => {
     expect(new Uint8Array(await marked.arrayBuffer())).toEqual(manifestBytes);
     // The fast lane was taken: the handler saw requests marked by the adapter.
     expect(seen).toContain("InMemoryResponse");
+  });
+
+  it("writes the 401 challenge with each header line once, its body whole, and for HEAD the length alone", async () => {
+    const keys = generatedKeys({ alg: "ES256" });
+    const authorize = createTokenAuthorizer({ realm: "http://auth.test/token", service: "reg", issuer: "iss", keys });
+    running = await serve(createRegistry({ storage: memoryStorage(), uploadSecret: "s", authorize }));
+    const { port } = new URL(running.url);
+    const raw = (method: string): Promise<string> =>
+      new Promise((resolve, reject) => {
+        const socket = connect(Number(port), "127.0.0.1", () => socket.end(`${method} /v2/app/manifests/v1 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`));
+        let text = "";
+        socket.setEncoding("latin1").on("data", (d: string) => (text += d)).on("end", () => resolve(text)).on("error", reject);
+      });
+    const body = '{"errors":[{"code":"UNAUTHORIZED","message":"authentication required","detail":[{"Type":"repository","Class":"","Name":"app","Action":"pull"}]}]}';
+    const expected = {
+      "www-authenticate": 'Bearer realm="http://auth.test/token",service="reg",scope="repository:app:pull"',
+      "content-type": "application/json; charset=utf-8",
+      "content-length": String(body.length),
+      "docker-distribution-api-version": "registry/2.0",
+      "container-distribution-api-version": "registry/2.0",
+      "x-content-type-options": "nosniff",
+    };
+    for (const method of ["GET", "HEAD", "GET"]) {
+      const [head, rest] = (await raw(method)).split("\r\n\r\n") as [string, string];
+      const [status, ...lines] = head.split("\r\n");
+      expect(status).toBe("HTTP/1.1 401 Unauthorized");
+      const names = lines.map((l) => l.slice(0, l.indexOf(":")).toLowerCase());
+      expect(new Set(names).size, head).toBe(names.length);
+      const got = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]));
+      for (const [name, value] of Object.entries(expected)) expect(got[name], name).toBe(value);
+      expect(rest).toBe(method === "HEAD" ? "" : body);
+    }
   });
 });

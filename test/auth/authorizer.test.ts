@@ -8,6 +8,7 @@ import {
   type SigningKey,
 } from "../../src/auth/index.js";
 import { toPem } from "../../src/auth/pem.js";
+import { markInMemoryReader, takeInMemoryBody } from "../../src/http/in-memory-response.js";
 import type { LogEvent } from "../../src/http/log.js";
 import { CATALOG, ISSUER, REALM, SERVICE, claims, encode, importPkcs8, nowSec, pull, push, rawSign, signer, type Signer } from "./helpers.js";
 
@@ -100,6 +101,30 @@ describe("no usable credentials → challenge without error", () => {
     expect(res.headers.get("content-length")).toBe(String(PULL_BODY.length));
     expect(res.headers.get("www-authenticate")).toBe(challenge(`repository:${REPO}:pull`));
     expect(res.body).toBeNull();
+  });
+  it("each refused repository gets its own body, also after hundreds of others, and a reader cannot change the next one", async () => {
+    const body = (name: string) =>
+      `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required","detail":[{"Type":"repository","Class":"","Name":"${name}","Action":"pull"}]}]}`;
+    const marked = () => {
+      const r = req(undefined);
+      markInMemoryReader(r); // as the Node adapter's requests are: the 401 keeps its body in memory
+      return r;
+    };
+    for (let i = 0; i < 300; i++) {
+      const res = (await authorize(i % 2 ? req(undefined) : marked(), pull(`many/r${i}`)))!;
+      expect(await res.text()).toBe(body(`many/r${i}`));
+    }
+    const first = new Uint8Array(await (await authorize(marked(), pull(REPO)))!.arrayBuffer());
+    first.fill(0x41);
+    await expectChallenge(await authorize(marked(), pull(REPO)), challenge(`repository:${REPO}:pull`), PULL_BODY);
+    const raw = takeInMemoryBody((await authorize(marked(), pull(REPO)))!);
+    expect(new TextDecoder().decode(raw!.bytes)).toBe(PULL_BODY);
+  });
+  it("a route needing several actions or repositories gets one detail entry per action", async () => {
+    await expectChallenge(await authorize(req(undefined, "PUT"), push(REPO)), challenge(`repository:${REPO}:pull,push`), PUSH_BODY);
+    const res = await authorize(req(undefined, "POST"), [...push("interop/a"), ...pull("interop/b")]);
+    const detail = (JSON.parse(await res!.text()) as { errors: [{ detail: { Name: string; Action: string }[] }] }).errors[0].detail;
+    expect(detail.map((d) => `${d.Name}:${d.Action}`)).toEqual(["interop/a:pull", "interop/a:push", "interop/b:pull"]);
   });
   it("cross-repository mount: two scopes in one value", async () => {
     const needed: Access[] = [...push("interop/denied"), ...pull("interop/copy")];

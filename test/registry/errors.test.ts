@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { LogEvent } from "../../src/http/log.js";
+import { errorResponse } from "../../src/oci/errors.js";
 import { createRegistry } from "../../src/registry/index.js";
 import type { StorageDriver } from "../../src/storage/driver.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
@@ -99,5 +100,25 @@ describe("errors answering HEAD", () => {
     const head = await registry(req("HEAD", `/v2/r/blobs/${sha256("x")}`));
     expect(head.status).toBe(500);
     expect(head.body).toBeNull();
+  });
+});
+
+describe("error response headers", () => {
+  it("one line per header: extra headers cannot repeat or replace the type, length and API version", async () => {
+    const response = errorResponse("UNSUPPORTED", "nope", {
+      status: 405,
+      headers: [["Allow", "GET"], ["content-type", "text/plain"], ["Docker-Distribution-Api-Version", "registry/9"], ["Content-Length", "1"]],
+    });
+    const body = await response.text();
+    expect(response.headers.get("allow")).toBe("GET");
+    expect(response.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    expect(response.headers.get("docker-distribution-api-version")).toBe("registry/2.0");
+    expect(response.headers.get("content-length")).toBe(String(new TextEncoder().encode(body).byteLength));
+    expect([...response.headers.keys()].sort()).toEqual(
+      ["allow", "container-distribution-api-version", "content-length", "content-type", "docker-distribution-api-version", "x-content-type-options"],
+    );
+    for (const init of [new Headers({ Range: "0-1" }), { Range: "0-1" }]) {
+      expect(errorResponse("RANGE_INVALID", "bad", { headers: init }).headers.get("range")).toBe("0-1");
+    }
   });
 });
