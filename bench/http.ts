@@ -80,6 +80,15 @@ export async function monolithicUpload(curl: string, base: string, repo: string,
   return (t1 - t0) / 1000;
 }
 
+/** One PUT of the whole file with curl to `url` (the pipeline ceiling's upload, no registry protocol). Returns seconds. */
+export async function putFile(curl: string, url: string, file: string): Promise<number> {
+  const t0 = performance.now();
+  const r = await runCmd(curl, ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "-X", "PUT", "-T", file, "-H", "Expect:", "-H", "Content-Type: application/octet-stream", url]);
+  const t1 = performance.now();
+  if (r.code !== 0 || r.stdout.trim() !== "201") throw new Error(`PUT to ${url} failed: curl ${r.code} http ${r.stdout.trim()} ${r.stderr}`);
+  return (t1 - t0) / 1000;
+}
+
 /** Bytes per read of a chunk upload's file; two such buffers per upload, reused. */
 const SEND_BUFFER = 1 << 20;
 

@@ -10,7 +10,9 @@
  * the `auth.token` block (realm, service, issuer, rootcertbundle path), the
  * same values Distribution gets in its config.yml. With `"hello": true` it is
  * instead the bare `node:http` hello-world used as the machine's ceiling, and
- * with `"tokens"` the token service alone (for the issuance rates).
+ * with `"tokens"` the token service alone (for the issuance rates), and with
+ * `"pipeline": true` the upload ceiling (a bare node:http server that hashes
+ * and writes each PUT body, see `pipeline` below).
  *
  * Why compose rather than run `registry-kit serve`: the all-in-one server
  * also mounts the token service and the users API and writes an access log
@@ -22,8 +24,11 @@
  * or when its parent goes away (stdin closes).
  */
 import cluster from "node:cluster";
-import { readFileSync } from "node:fs";
-import { createServer } from "node:http";
+import { createHash, randomUUID } from "node:crypto";
+import { mkdirSync, readFileSync } from "node:fs";
+import { open, rm } from "node:fs/promises";
+import { createServer, type IncomingMessage } from "node:http";
+import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type * as AuthModule from "../src/auth/index.js";
 import type * as NodeModule from "../src/node/index.js";
@@ -56,6 +61,12 @@ interface BenchServerConfig {
    * Default 1: this process serves.
    */
   workers?: number;
+  /**
+   * Instead of a registry, the upload ceiling of a bare node:http server on this
+   * machine: each PUT body is hashed (node:crypto SHA-256) and written to a new
+   * file under `root` in 1 MiB writes, fdatasynced, answered 201, then removed.
+   */
+  pipeline?: boolean;
   /** Serve only the token service, signing with this key (PEM files), anonymous pulls of `bench/*` allowed. */
   tokens?: { service: string; issuer: string; privateKey: string; certificate: string };
 }
@@ -68,6 +79,20 @@ if (config.hello) {
   const server = createServer((_req, res) => {
     res.writeHead(200, { "content-type": "text/plain", "content-length": body.length });
     res.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(config.port, "127.0.0.1", resolve));
+  console.log(`listening http://127.0.0.1:${config.port}`);
+  stop = () => new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+} else if (config.pipeline) {
+  mkdirSync(config.root, { recursive: true });
+  const server = createServer((req, res) => {
+    receive(req).then(
+      (digest) => res.writeHead(201, { "docker-content-digest": digest }).end(),
+      () => res.writeHead(500).end(),
+    );
   });
   await new Promise<void>((resolve) => server.listen(config.port, "127.0.0.1", resolve));
   console.log(`listening http://127.0.0.1:${config.port}`);
@@ -121,6 +146,36 @@ if (config.hello) {
   const running = await serve(registry, { host: "127.0.0.1", port: config.port });
   console.log(`listening ${running.url}`);
   stop = () => running.close(2_000);
+}
+
+/** The pipeline ceiling's work for one body: hash, write in 1 MiB batches (one write in flight), fdatasync. */
+async function receive(req: IncomingMessage): Promise<string> {
+  const hash = createHash("sha256");
+  const file = join(config.root, randomUUID());
+  const handle = await open(file, "w");
+  try {
+    let batch: Buffer[] = [];
+    let bytes = 0;
+    let inFlight: Promise<unknown> = Promise.resolve();
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      hash.update(chunk);
+      batch.push(chunk);
+      bytes += chunk.length;
+      if (bytes >= 1 << 20) {
+        await inFlight;
+        inFlight = handle.writev(batch);
+        batch = [];
+        bytes = 0;
+      }
+    }
+    await inFlight;
+    if (batch.length > 0) await handle.writev(batch);
+    await handle.datasync();
+    return `sha256:${hash.digest("hex")}`;
+  } finally {
+    await handle.close();
+    await rm(file, { force: true });
+  }
 }
 
 let stopping = false;
