@@ -22,7 +22,8 @@
  * flags the project recommends for a registry server, `--node-flags` replaces
  * them (`--node-flags ""` for none): `--initial-old-space-size=64`, without
  * which V8 runs a full mark-compact every 20-30 MiB of request body on a small
- * heap (see docs/performance.md, "Node flags"). The bare node:http ceiling
+ * heap, and `--max-semi-space-size=4`, which keeps the young generation (and
+ * with it the peak RSS under load) small (see docs/performance.md, "Node flags"). The bare node:http ceiling
  * runs without flags.
  *
  * Installs nothing: a missing program is named with its Debian package and the
@@ -65,7 +66,7 @@ const TOKEN_SECONDS = QUICK ? 1 : 3;
 const MODE = QUICK ? "quick" : "full";
 const SOURCE = argv.includes("--source");
 /** Node flags for registry-kit's server processes: those `npm start` uses (package.json). */
-const DEFAULT_NODE_FLAGS = "--initial-old-space-size=64";
+const DEFAULT_NODE_FLAGS = "--initial-old-space-size=64 --max-semi-space-size=4";
 const NODE_FLAGS = (argValue("--node-flags") ?? DEFAULT_NODE_FLAGS).split(" ").filter(Boolean);
 /** Directory for each server's whole output (e.g. with `--node-flags "… --trace-gc"`); off by default. */
 const SERVER_LOGS = argValue("--server-logs");
