@@ -39,7 +39,7 @@ import { stringify } from "yaml";
 import { generateSigningKeyPem, type JwsAlgorithm } from "../src/auth/index.js";
 import { ISSUER, SERVICE, benchAuth } from "./bench-auth.js";
 import { writeChart } from "./chart.js";
-import { chunkedUpload, download, monolithicUpload, pushSmallBlob, putFile, send } from "./http.js";
+import { chunkedUpload, download, getFile, monolithicUpload, pushSmallBlob, putFile, send } from "./http.js";
 import { atExit, cpuOf, cpuOfTree, freePort, rssOf, installExitHooks, requireTools, runCmd, sampleRss, sleep, startServer, wrk, type Server } from "./proc.js";
 import { startSink, type Sink } from "./sink.js";
 
@@ -401,15 +401,15 @@ async function measureTransfers(rk: Server, dist: Server): Promise<void> {
     await chunkedUpload(s.url, "bench/chunked", AUTH, warm.path, warm.size, warm.digest, MiB);
     await download(tools.curl!, s.url, "bench/mono", AUTH, warm.digest, warm.size);
   }
-  const pipeline = ONLY.has("upload") ? await startPipeline() : undefined;
+  const pipeline = await startPipeline();
   try {
     for (const size of SIZES) await measureSize(size, both, pipeline);
   } finally {
-    await pipeline?.stop();
+    await pipeline.stop();
   }
 }
 
-async function measureSize(size: number, both: Array<[Who, Server]>, pipeline: Server | undefined): Promise<void> {
+async function measureSize(size: number, both: Array<[Who, Server]>, pipeline: Server): Promise<void> {
   {
     const blob = randomFile(size);
     const name = fmtSize(size);
@@ -420,13 +420,14 @@ async function measureSize(size: number, both: Array<[Who, Server]>, pipeline: S
     };
     const ddRates: number[] = [];
     const pipelineRates: TransferSample[] = [];
+    const pipelineDownloads: TransferSample[] = [];
     for (let rep = 0; rep < REPS; rep++) {
       const order = rep % 2 === 0 ? both : [...both].reverse();
       // The disk's ceiling for this size, in this repetition: dd of as many bytes with fdatasync;
       // and what a bare node:http server does with the same body (hash, write, fdatasync).
       if (ONLY.has("upload")) {
         ddRates.push(await ddRate(size));
-        pipelineRates.push(await transfer(pipeline!, size, () => putFile(tools.curl!, `${pipeline!.url}/`, blob.path)));
+        pipelineRates.push(await transfer(pipeline, size, () => putFile(tools.curl!, `${pipeline.url}/`, blob.path)));
       }
       for (const [who, s] of order) {
         if (ONLY.has("upload")) {
@@ -439,6 +440,8 @@ async function measureSize(size: number, both: Array<[Who, Server]>, pipeline: S
           res.download[who].push(await transfer(s, size, () => download(tools.curl!, s.url, "bench/mono", AUTH, blob.digest, size)));
         }
       }
+      // What a bare node:http server sends of the same file here (the download ceiling).
+      if (ONLY.has("download")) pipelineDownloads.push(await transfer(pipeline, size, () => getFile(tools.curl!, `${pipeline.url}/`, blob.path, size)));
       const last = (k: keyof typeof res): string =>
         res[k]["registry-kit"].length ? `${k} ${round(res[k]["registry-kit"].at(-1)!.mibps, 0)}/${round(res[k].distribution.at(-1)!.mibps, 0)}` : "";
       log(`  ${name} rep ${rep + 1}/${REPS} (MiB/s rk/dist): ${[last("mono"), last("chunked"), last("download")].filter(Boolean).join(", ")}`);
@@ -453,6 +456,13 @@ async function measureSize(size: number, both: Array<[Who, Server]>, pipeline: S
     }
     if (ONLY.has("download")) {
       addTransferMetrics(`download.${name}`, `blob download ${name}`, "download", size, res.download["registry-kit"], res.download.distribution, 1.0);
+      const ceiling = median(pipelineDownloads.map((x) => x.mibps));
+      const distV = median(res.download.distribution.map((x) => x.mibps));
+      metrics.push({
+        id: `download.pipeline.${name}`, group: "download", label: `ceiling: bare node:http file download ${name} (1 MiB reads) / Distribution`, unit: "MiB/s", higherIsBetter: true,
+        rk: round(ceiling), ratio: round(ceiling / distV, 2), samples: { rk: pipelineDownloads.map((x) => round(x.mibps)) },
+        note: `registry-kit's download is ${round(median(res.download["registry-kit"].map((x) => x.mibps)) / ceiling, 2)}× this ceiling; Distribution ${round(distV)} MiB/s`,
+      });
     }
   }
 }

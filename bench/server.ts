@@ -11,8 +11,8 @@
  * same values Distribution gets in its config.yml. With `"hello": true` it is
  * instead the bare `node:http` hello-world used as the machine's ceiling, and
  * with `"tokens"` the token service alone (for the issuance rates), and with
- * `"pipeline": true` the upload ceiling (a bare node:http server that hashes
- * and writes each PUT body, see `pipeline` below).
+ * `"pipeline": true` the transfer ceilings (a bare node:http server that hashes
+ * and writes each PUT body and sends a file for a GET, see `pipeline` below).
  *
  * Why compose rather than run `registry-kit serve`: the all-in-one server
  * also mounts the token service and the users API and writes an access log
@@ -25,9 +25,9 @@
  */
 import cluster from "node:cluster";
 import { createHash, randomUUID } from "node:crypto";
-import { mkdirSync, readFileSync } from "node:fs";
+import { createReadStream, mkdirSync, readFileSync, statSync } from "node:fs";
 import { open, rm } from "node:fs/promises";
-import { createServer, type IncomingMessage } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type * as AuthModule from "../src/auth/index.js";
@@ -65,7 +65,8 @@ interface BenchServerConfig {
    * Instead of a registry, the upload ceiling of a bare node:http server on this
    * machine: each PUT body is hashed (node:crypto SHA-256) and written to a new
    * file under `root` in 1 MiB writes (an early fdatasync every 64 MiB, as the
-   * fs driver), fdatasynced, answered 201, then removed.
+   * fs driver), fdatasynced, answered 201, then removed. A GET answers the
+   * file named by its `x-file` header (the download ceiling).
    */
   pipeline?: boolean;
   /** Serve only the token service, signing with this key (PEM files), anonymous pulls of `bench/*` allowed. */
@@ -90,6 +91,7 @@ if (config.hello) {
 } else if (config.pipeline) {
   mkdirSync(config.root, { recursive: true });
   const server = createServer((req, res) => {
+    if (req.method === "GET") return sendFile(req.headers["x-file"] as string, res);
     receive(req).then(
       (digest) => res.writeHead(201, { "docker-content-digest": digest }).end(),
       () => res.writeHead(500).end(),
@@ -147,6 +149,13 @@ if (config.hello) {
   const running = await serve(registry, { host: "127.0.0.1", port: config.port });
   console.log(`listening ${running.url}`);
   stop = () => running.close(2_000);
+}
+
+/** The download ceiling: the file named by `x-file`, through a read stream of 1 MiB reads (registry-kit's read size). */
+function sendFile(file: string, res: ServerResponse): void {
+  const size = statSync(file).size;
+  res.writeHead(200, { "content-type": "application/octet-stream", "content-length": size });
+  createReadStream(file, { highWaterMark: 1 << 20 }).pipe(res);
 }
 
 /**
