@@ -25,7 +25,7 @@
  */
 import cluster from "node:cluster";
 import { createHash, randomUUID } from "node:crypto";
-import { createReadStream, mkdirSync, readFileSync, statSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync } from "node:fs";
 import { open, rm } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { join } from "node:path";
@@ -151,11 +151,33 @@ if (config.hello) {
   stop = () => running.close(2_000);
 }
 
-/** The download ceiling: the file named by `x-file`, through a read stream of 1 MiB reads (registry-kit's read size). */
+/**
+ * The download ceiling: the file named by `x-file`, read in 1 MiB pieces into
+ * two buffers in turn, one read while the other is on the socket (as the Node
+ * adapter sends a byte stream; a read stream allocating a buffer per read was
+ * slower than registry-kit itself here).
+ */
 function sendFile(file: string, res: ServerResponse): void {
   const size = statSync(file).size;
   res.writeHead(200, { "content-type": "application/octet-stream", "content-length": size });
-  createReadStream(file, { highWaterMark: 1 << 20 }).pipe(res);
+  void (async () => {
+    const handle = await open(file, "r");
+    try {
+      const buffers = [Buffer.allocUnsafe(1 << 20), Buffer.allocUnsafe(1 << 20)];
+      const onSocket: Array<Promise<void>> = [Promise.resolve(), Promise.resolve()];
+      for (let at = 0, i = 0; at < size; i ^= 1) {
+        await onSocket[i];
+        const { bytesRead } = await handle.read(buffers[i]!, 0, Math.min(1 << 20, size - at), at);
+        if (bytesRead === 0) break;
+        at += bytesRead;
+        onSocket[i] = new Promise((done) => res.write(buffers[i]!.subarray(0, bytesRead), () => done()));
+      }
+      await Promise.all(onSocket);
+      res.end();
+    } finally {
+      await handle.close();
+    }
+  })().catch(() => res.destroy());
 }
 
 /**
