@@ -11,19 +11,10 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { Metric } from "./run/context.js";
 
-interface ChartMetric {
-  id: string;
-  group?: string;
-  label: string;
-  unit: string;
-  higherIsBetter: boolean;
-  rk: number;
-  dist?: number;
-  ratio?: number;
-  target?: string;
-  met?: boolean;
-}
+/** What the chart reads of a result line (type-only: importing bench/run/context.ts's values would start a bench). */
+type ChartMetric = Pick<Metric, "id" | "label" | "unit" | "higherIsBetter" | "rk" | "dist" | "ratio" | "target" | "met"> & { group?: string };
 interface ChartInput {
   date: string;
   mode: string;
