@@ -2,7 +2,7 @@
  * Two builds of registry-kit side by side: is a change a regression?
  *
  *   node --import tsx bench/compare.ts --base <git ref> [--head <git ref>] [--reps 6] [--size-mib 64] [--wrk-seconds 3] [--profile]
- *     [--only chunked,monolithic,manifest,challenge] [--head-env K=V …]   (e.g. --head-env RK_BENCH_NOTIFY=sink: head sends events to a webhook)
+ *     [--only chunked,monolithic,manifest,challenge] [--head-env K=V …] [--base-env K=V …]   (e.g. --head-env RK_BENCH_NOTIFY=sink: head sends events to a webhook)
  *
  * Each ref is checked out into a temporary git worktree and built by its own
  * tsup config (ESM, no declarations); without `--head` the working tree is
@@ -23,7 +23,7 @@ import { fileURLToPath } from "node:url";
 import { ISSUER, SERVICE, benchAuth } from "./bench-auth.js";
 import { chunkedUpload, monolithicUpload, pushSmallBlob, send } from "./http.js";
 import { atExit, cpuOf, freePort, installExitHooks, requireTools, runCmd, startServer, wrk, type Server } from "./proc.js";
-import { startSink } from "./sink.js";
+import { startSink, type Sink } from "./sink.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..");
@@ -38,7 +38,11 @@ const WRK_SECONDS = Number(arg("--wrk-seconds") ?? 3);
 /** `--profile`: run both servers with `--cpu-prof` into bench/profiles/compare-{base,head}/ (see bench/profile-summary.ts). */
 const PROFILE = argv.includes("--profile");
 /** `--head-env K=V` (repeatable): extra environment of the head server, e.g. `RK_BENCH_NOTIFY=sink` (a webhook sink this script runs). */
-const HEAD_ENV = Object.fromEntries(argv.flatMap((a, i) => (a === "--head-env" ? [argv[i + 1]!.split(/=(.*)/s).slice(0, 2)] : [])));
+const envOf = (flag: string): Record<string, string> =>
+  Object.fromEntries(argv.flatMap((a, i) => (a === flag ? [argv[i + 1]!.split(/=(.*)/s).slice(0, 2)] : [])));
+const HEAD_ENV = envOf("--head-env");
+/** `--base-env K=V` (repeatable): the same for the base server, e.g. to compare two settings of one build. */
+const BASE_ENV = envOf("--base-env");
 const ONLY = new Set((arg("--only") ?? "chunked,monolithic,manifest").split(","));
 if (!BASE) {
   console.error("usage: node --import tsx bench/compare.ts --base <git ref> [--head <git ref>] [--reps N] [--size-mib N] [--wrk-seconds N]");
@@ -165,9 +169,14 @@ const fmt = (xs: number[], d: number): string => `${median(xs).toFixed(d)} (${Ma
 
 console.log(`registry-kit compare: base ${BASE}, head ${HEAD ?? "working tree"}; ${REPS} repetitions; ${SIZE / MiB} MiB blobs; wrk ${WRK_SECONDS} s; load ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
 const [baseLib, headLib] = await Promise.all([build(BASE, "base"), build(HEAD, "head")]);
-const sink = HEAD_ENV.RK_BENCH_NOTIFY === "sink" ? await startSink() : undefined;
-if (sink) HEAD_ENV.RK_BENCH_NOTIFY = sink.url;
-const base = await startBuild(baseLib, "base");
+const sinks = new Map<string, Sink>();
+for (const [name, env] of [["base", BASE_ENV], ["head", HEAD_ENV]] as const) {
+  if (env.RK_BENCH_NOTIFY !== "sink") continue;
+  const sink = await startSink();
+  sinks.set(name, sink);
+  env.RK_BENCH_NOTIFY = sink.url;
+}
+const base = await startBuild(baseLib, "base", BASE_ENV);
 const head = await startBuild(headLib, "head", HEAD_ENV);
 const blob = ONLY.has("chunked") || ONLY.has("monolithic") ? randomFile(SIZE) : { path: "", digest: "" };
 for (const s of [base, head]) {
@@ -180,8 +189,8 @@ for (let rep = 0; rep < REPS; rep++) {
   process.stdout.write(`  repetition ${rep + 1}/${REPS} done\n`);
 }
 await Promise.all([base.stop(), head.stop()]);
-if (sink) {
-  console.log(`webhook sink received ${sink.events()} events from head${sink.malformed() > 0 ? ` (${sink.malformed()} malformed bodies)` : ""}`);
+for (const [name, sink] of sinks) {
+  console.log(`webhook sink received ${sink.events()} events from ${name}${sink.malformed() > 0 ? ` (${sink.malformed()} malformed bodies)` : ""}`);
   sink.close();
 }
 
