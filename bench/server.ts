@@ -129,8 +129,10 @@ if (config.hello) {
   const storage = fsStorage({ root: config.root, fsync: config.fsync ?? true });
   // RK_BENCH_NOTIFY=<url>: every event goes to a webhook at <url> through the durable outbox, as with `notifications`
   // (POSTs through node:http as `registry-kit serve` sends them; builds before nodeWebhookPost use fetch).
+  // RK_BENCH_OUTBOX=memory|nofsync: the outbox in memory storage, or on the same root without fsync (to tell its
+  // file I/O from the rest of an event's cost).
   const notifyUrl = process.env.RK_BENCH_NOTIFY;
-  const notifier = notifyUrl ? (await load<typeof EventsModule>("events")).createNotifier({ storage, endpoints: [{ name: "bench", url: notifyUrl }], ...(nodeWebhookPost ? { post: nodeWebhookPost() } : {}) }) : undefined;
+  const notifier = notifyUrl ? (await load<typeof EventsModule>("events")).createNotifier({ storage: process.env.RK_BENCH_OUTBOX === "nofsync" ? fsStorage({ root: config.root, fsync: false }) : process.env.RK_BENCH_OUTBOX === "memory" ? (await load<{ memoryStorage: () => typeof storage }>("storage/memory")).memoryStorage() : storage, endpoints: [{ name: "bench", url: notifyUrl }], ...(nodeWebhookPost ? { post: nodeWebhookPost() } : {}) }) : undefined;
   notifier?.start();
   const registry = createRegistry({
     ...(notifier ? { onEvent: notifier } : {}),
