@@ -5,7 +5,7 @@
  * @module
  */
 import { inMemoryResponse } from "../http/in-memory-response.js";
-import { errorHeaders } from "../oci/errors.js";
+import { errorBody, errorHeaders } from "../oci/errors.js";
 import type { Access } from "./access.js";
 import { formatScope } from "./scope.js";
 
@@ -35,7 +35,12 @@ export function quote(value: string): string {
  * in that order, comma without space, every value quoted, never `error_description`.
  */
 export function formatChallenge(challenge: Challenge): string {
-  return challengeHeader(`Bearer realm=${quote(challenge.realm)},service=${quote(challenge.service)}`, challenge.needed, challenge.error);
+  return challengeHeader(challengePrefix(challenge.realm, challenge.service), challenge.needed, challenge.error);
+}
+
+/** `Bearer realm="…",service="…"`: how every challenge starts. */
+export function challengePrefix(realm: string, service: string): string {
+  return `Bearer realm=${quote(realm)},service=${quote(service)}`;
 }
 
 /** {@link formatChallenge} after its realm and service, already formatted as `prefix`. */
@@ -82,20 +87,18 @@ export function unauthorized(wwwAuthenticate: string, needed: readonly Access[] 
   return inMemoryResponse(request, body, { status: 401, headers });
 }
 
-const encoder = new TextEncoder();
 /** UNAUTHORIZED bodies by what was needed: the same few repositories are refused over and over. Never modified. */
 const bodies = new Map<string, Uint8Array>();
 const MAX_BODIES = 256;
 
-/** The OCI `UNAUTHORIZED` body for `needed` (errors.ts's layout), built once per distinct `needed`. */
+/** The OCI `UNAUTHORIZED` body for `needed`, built once per distinct `needed`. */
 function unauthorizedBody(needed: readonly Access[] | undefined): Uint8Array {
   let key = "";
   // NUL cannot occur in a type, name or action: distinct `needed` get distinct keys.
   for (const a of needed ?? []) key += `${a.type}\0${a.name}\0${a.actions.join("\0")}\n`;
   let body = bodies.get(key);
   if (body === undefined) {
-    const entry = { code: "UNAUTHORIZED", message: "authentication required", detail: challengeDetail(needed) };
-    body = encoder.encode(JSON.stringify({ errors: [entry] }));
+    body = errorBody([{ code: "UNAUTHORIZED", message: "authentication required", detail: challengeDetail(needed) }]);
     if (bodies.size >= MAX_BODIES) bodies.delete(bodies.keys().next().value!);
     bodies.set(key, body);
   }

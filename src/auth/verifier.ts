@@ -11,7 +11,7 @@ import type { Access, Authorizer } from "./access.js";
 import { allowList, type JwsAlgorithm } from "./algorithms.js";
 import { parseCertBundle, resolveSigningKey, trustStoreFromKeys, type TrustStore } from "./cert-bundle.js";
 import { assertJwksShape, parseJwks, type JsonWebKeySet } from "./jwks.js";
-import { challengeHeader, quote, unauthorized, type ChallengeError } from "./challenge.js";
+import { challengeHeader, challengePrefix, unauthorized, type ChallengeError } from "./challenge.js";
 import { decodeJwt, verifySignature, type JwtHeader, type TokenClaims } from "./jwt.js";
 import { checkHmacSecret, importHmacSecret, verificationKeysFromPem, type KeyProvider } from "./keys.js";
 import { covers, indexAccess, type AccessIndex } from "./scope.js";
@@ -346,9 +346,9 @@ export function createTokenAuthorizer(options: TokenAuthorizerOptions): Authoriz
   const { service } = options;
   const realmOf = realmFor(options);
   // `Bearer realm="…",service="…"`, quoted once when the realm is fixed.
-  const fixedPrefix = options.autoRedirect ? undefined : `Bearer realm=${quote(options.realm)},service=${quote(service)}`;
+  const fixedPrefix = options.autoRedirect ? undefined : challengePrefix(options.realm, service);
   const challenge = (request: Request, needed: readonly Access[], error?: ChallengeError): Response => {
-    const prefix = fixedPrefix ?? `Bearer realm=${quote(realmOf(request))},service=${quote(service)}`;
+    const prefix = fixedPrefix ?? challengePrefix(realmOf(request), service);
     return unauthorized(challengeHeader(prefix, needed, error), needed, request.method, request);
   };
 

@@ -100,9 +100,13 @@ export function errorResponse(
  * answers, the response can take its adapter's in-memory fast lane.
  */
 export function errorsResponse(errors: RegistryErrorEntry[], status: number, headersInit?: HeadersInit, request?: Request): Response {
-  const body = { errors: errors.map((e) => ({ code: e.code, message: e.message, detail: e.detail ?? null })) };
-  const bytes = encoder.encode(JSON.stringify(body));
+  const bytes = errorBody(errors);
   return inMemoryResponse(request, bytes, { status, headers: errorHeaders(headersInit, bytes.byteLength) });
+}
+
+/** The OCI error body `{"errors":[{code, message, detail}]}` of `errors` (a missing detail is null), as UTF-8. */
+export function errorBody(errors: readonly RegistryErrorEntry[]): Uint8Array {
+  return encoder.encode(JSON.stringify({ errors: errors.map((e) => ({ code: e.code, message: e.message, detail: e.detail ?? null })) }));
 }
 
 const JSON_TYPE = "application/json; charset=utf-8";
