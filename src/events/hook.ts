@@ -60,10 +60,9 @@ export interface EmitterOptions {
  * promise and a callback made per event to watch it.
  */
 export const RECORDED: Promise<void> = Promise.resolve();
-const resolved = RECORDED;
 
 /** The emit function of a service without listeners: callers may skip building the event for it. */
-export const NO_EVENTS: Emit = () => resolved;
+export const NO_EVENTS: Emit = () => RECORDED;
 
 /** Build the emit function of a service. */
 export function eventEmitter(options: EmitterOptions): Emit {
@@ -87,7 +86,7 @@ export function eventEmitter(options: EmitterOptions): Emit {
     if (request) event.request = requestRecord(request);
     later?.(event);
     if (sinks.length === 1) return record(sinks[0]!, event, log);
-    return sinks.length === 0 ? resolved : recordAll(sinks, event, log);
+    return sinks.length === 0 ? RECORDED : recordAll(sinks, event, log);
   };
 }
 
@@ -142,11 +141,11 @@ function sinkFailed(log: LogHook, event: RegistryEvent, error: unknown): void {
 function record(sink: EventSink, event: RegistryEvent, log: LogHook): Promise<void> {
   try {
     const recorded = sink.record(event) as PromiseLike<void> | undefined;
-    if (recorded === RECORDED || typeof recorded?.then !== "function") return resolved;
+    if (recorded === RECORDED || typeof recorded?.then !== "function") return RECORDED;
     return Promise.resolve(recorded).then(undefined, (error) => sinkFailed(log, event, error));
   } catch (error) {
     sinkFailed(log, event, error);
-    return resolved;
+    return RECORDED;
   }
 }
 

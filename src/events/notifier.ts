@@ -99,7 +99,6 @@ const PULL_BUFFER_BYTES = 4 * 1024 * 1024;
  * back what it just wrote) while it holds the lease.
  */
 const KEEP_WRITTEN_BYTES = 16 * 1024 * 1024;
-const RESOLVED = RECORDED;
 const NO_LINES: ObjectLines = { bytes: new Uint8Array(0), starts: [], ends: [] };
 
 /** Create the outbox sink; give it to `onEvent` and call `start()`. */
@@ -190,12 +189,12 @@ export function createNotifier(options: NotifierOptions): Notifier {
 
   const record = (event: RegistryEvent): Promise<void> => {
     try {
-      if (!take(event)) return RESOLVED;
+      if (!take(event)) return RECORDED;
       if (event.action !== "pull") return writeBuffered();
       bufferedPulls += 1;
       if (buffered.some((b) => b.size >= PULL_BUFFER_BYTES)) void flush();
       else flushTimer ??= setTimeout(() => void flush(), pullFlushMs);
-      return RESOLVED;
+      return RECORDED;
     } catch (error) {
       return Promise.reject(error);
     }
