@@ -11,6 +11,7 @@
  * @module
  */
 import bcrypt from "bcryptjs";
+import { headerValue } from "../http/header-pairs.js";
 import { readsRequestBasics } from "../http/request-basics.js";
 import { silent, type LogHook } from "../http/log.js";
 import type { Authorizer, CredentialCheck, Principal } from "./access.js";
@@ -101,7 +102,7 @@ export function createBasicAuthorizer(options: BasicAuthorizerOptions): Authoriz
   const log = options.log ?? silent;
   const header = `Basic realm=${quote(options.realm)}`;
   return readsRequestBasics<Authorizer>(async (request, needed) => {
-    const creds = parseBasic(request.headers.get("authorization"));
+    const creds = parseBasic(headerValue(request, "authorization"));
     if (creds) {
       try {
         if (await check(creds.username, creds.password)) return undefined;

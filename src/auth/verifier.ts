@@ -16,6 +16,7 @@ import { decodeJwt, verifySignature, type JwtHeader, type TokenClaims } from "./
 import { checkHmacSecret, importHmacSecret, verificationKeysFromPem, type KeyProvider } from "./keys.js";
 import { covers, indexAccess, type AccessIndex } from "./scope.js";
 import { LruCache } from "./token-cache.js";
+import { headerValue } from "../http/header-pairs.js";
 import { readsRequestBasics } from "../http/request-basics.js";
 import { principalOf, rememberPrincipal } from "./principal.js";
 
@@ -353,7 +354,7 @@ export function createTokenAuthorizer(options: TokenAuthorizerOptions): Authoriz
   };
 
   return readsRequestBasics<Authorizer>(async (request, needed) => {
-    const token = bearerToken(request.headers.get("authorization"));
+    const token = bearerToken(headerValue(request, "authorization"));
     if (token === undefined) {
       log({ level: "info", msg: "authorization token required", method: request.method, url: request.url });
       return challenge(request, needed);

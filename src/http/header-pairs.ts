@@ -18,3 +18,19 @@ export type HeaderPairs = readonly (readonly [string, string])[];
 export function headerPairs(request: Request): HeaderPairs | undefined {
   return (request as { [HEADER_PAIRS]?: HeaderPairs })[HEADER_PAIRS];
 }
+
+/**
+ * `request.headers.get(name)` for a lower-case `name`, answered from the
+ * header lines when the request offers them: repeated lines joined with ", "
+ * as `Headers` does, `null` when absent.
+ */
+export function headerValue(request: Request, name: string): string | null {
+  const pairs = headerPairs(request);
+  if (pairs === undefined) return request.headers.get(name);
+  let value: string | null = null;
+  for (let i = 0; i < pairs.length; i++) {
+    const pair = pairs[i]!;
+    if (pair[0].length === name.length && pair[0].toLowerCase() === name) value = value === null ? pair[1] : `${value}, ${pair[1]}`;
+  }
+  return value;
+}

@@ -47,9 +47,14 @@ class LightRequest {
     const state = this[STATE];
     return (state.headers ??= new Headers(state.pairs));
   }
-  /** The header lines as received, for readers that need a few values without a `Headers` (src/http/header-pairs.ts). */
-  get [HEADER_PAIRS](): HeaderPairs {
-    return this[STATE].pairs;
+  /**
+   * The header lines as received, for readers that need a few values without a
+   * `Headers` (src/http/header-pairs.ts); none once `headers` exists, since a
+   * caller may have changed it.
+   */
+  get [HEADER_PAIRS](): HeaderPairs | undefined {
+    const state = this[STATE];
+    return state.headers === undefined ? state.pairs : undefined;
   }
   get signal(): AbortSignal {
     return this[STATE].signal();

@@ -9,7 +9,9 @@ import {
 } from "../../src/auth/index.js";
 import { toPem } from "../../src/auth/pem.js";
 import { markInMemoryReader, takeInMemoryBody } from "../../src/http/in-memory-response.js";
+import { headerPairs } from "../../src/http/header-pairs.js";
 import type { LogEvent } from "../../src/http/log.js";
+import { lightRequest } from "../../src/node/light-request.js";
 import { CATALOG, ISSUER, REALM, SERVICE, claims, encode, importPkcs8, nowSec, pull, push, rawSign, signer, type Signer } from "./helpers.js";
 
 const REPO = "interop/hello";
@@ -374,5 +376,38 @@ describe("rotation", () => {
     expect(await authz(req(await good()), pull(REPO))).toBeUndefined();
     expect(await authz(req(await signJwt(claims(), osk, { x5c: false })), pull(REPO))).toBeUndefined();
     expect(await authz(req(await signJwt(claims(), osk)), pull(REPO))).toBeUndefined();
+  });
+});
+
+describe("the Node adapter's light request", () => {
+  const light = (pairs: [string, string][]): Request =>
+    lightRequest({ method: "GET", url: `http://127.0.0.1:5055/v2/${REPO}/tags/list`, pairs, signal: () => new AbortController().signal });
+
+  it("reads Authorization from the header lines, without making the request's Headers", async () => {
+    const request = light([["Host", "127.0.0.1:5055"], ["Authorization", `Bearer ${await good()}`]]);
+    expect(await authorize(request, pull(REPO))).toBeUndefined();
+    // The lines are still offered: nothing made `request.headers`, which withdraws them.
+    expect(headerPairs(request)).toHaveLength(2);
+    await expectChallenge(await authorize(light([["host", "x"]]), pull(REPO)), challenge(`repository:${REPO}:pull`), PULL_BODY);
+  });
+
+  it("follows a change made to request.headers after the lines were read", async () => {
+    const request = light([["authorization", `Bearer ${await good()}`]]);
+    request.headers.set("authorization", "Bearer not-a-token");
+    expect(headerPairs(request)).toBeUndefined();
+    const res = await authorize(request, pull(REPO));
+    expect(res!.headers.get("www-authenticate")).toBe(challenge(`repository:${REPO}:pull`, "invalid_token"));
+    request.headers.delete("authorization");
+    await expectChallenge(await authorize(request, pull(REPO)), challenge(`repository:${REPO}:pull`), PULL_BODY);
+  });
+
+  it("joins repeated Authorization lines as Headers does (so two tokens are refused, not the first taken)", async () => {
+    const t = await good();
+    const lines: [string, string][] = [["Authorization", `Bearer ${t}`], ["authorization", `Bearer ${t}`]];
+    const fromLines = await authorize(light(lines), pull(REPO));
+    const fromHeaders = await authorize(new Request(`http://127.0.0.1:5055/v2/${REPO}/tags/list`, { headers: lines }), pull(REPO));
+    expect(fromLines!.status).toBe(401);
+    expect(fromLines!.headers.get("www-authenticate")).toBe(challenge(`repository:${REPO}:pull`, "invalid_token"));
+    expect(fromHeaders!.headers.get("www-authenticate")).toBe(fromLines!.headers.get("www-authenticate"));
   });
 });

@@ -7,7 +7,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { requestRecord } from "../../src/events/request.js";
-import { headerPairs } from "../../src/http/header-pairs.js";
+import { headerPairs, headerValue } from "../../src/http/header-pairs.js";
 import { lightRequest } from "../../src/node/light-request.js";
 
 const signal = new AbortController().signal;
@@ -43,6 +43,19 @@ describe("requestRecord", () => {
         const strip = ({ id, ...rest }: typeof fromPairs): [boolean, typeof rest] => [UUID_V8.test(id), rest];
         if (pairs.some(([name]) => name.toLowerCase() === "x-request-id")) expect(fromPairs).toEqual(fromHeaders);
         else expect(strip(fromPairs)).toEqual(strip(fromHeaders));
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe("headerValue", () => {
+  it("answers as Headers.get from the header lines, for any names, cases and repeats", () => {
+    const names = fc.constantFrom("Authorization", "authorization", "AUTHORIZATION", "Range", "range", "X-A", "x-a");
+    const value = fc.stringMatching(/^[!-~]([ -~]{0,20}[!-~])?$/);
+    fc.assert(
+      fc.property(fc.array(fc.tuple(names, value), { maxLength: 6 }), fc.constantFrom("authorization", "range", "x-a", "x-b"), (pairs, name) => {
+        expect(headerValue(light(pairs), name)).toBe(new Headers(pairs).get(name));
       }),
       { numRuns: 500 },
     );
