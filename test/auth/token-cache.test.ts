@@ -45,3 +45,43 @@ describe("LruCache (second chance)", () => {
     expect(cache.get("a")).toBeUndefined();
   });
 });
+
+describe("LruCache keys that share their tail", () => {
+  const tail = "s".repeat(40); // longer than the part the map hashes
+  const a = `header.payload-a.${tail}`;
+  const b = `header.payload-b.${tail}`;
+
+  it("answers only the exact key: a key with the same tail is a miss", () => {
+    const cache = new LruCache<string>(4);
+    cache.set(a, "A");
+    expect(cache.get(a)).toBe("A");
+    expect(cache.get(b)).toBeUndefined();
+    expect(cache.get(`x${a}`)).toBeUndefined();
+    expect(cache.get(a.slice(1))).toBeUndefined();
+  });
+
+  it("does not let another key with the same tail delete the entry", () => {
+    const cache = new LruCache<string>(4);
+    cache.set(a, "A");
+    cache.delete(b);
+    expect(cache.get(a)).toBe("A");
+    cache.delete(a);
+    expect(cache.get(a)).toBeUndefined();
+  });
+
+  it("replaces the entry when another key with the same tail is set, and then answers only that key", () => {
+    const cache = new LruCache<string>(4);
+    cache.set(a, "A");
+    cache.set(b, "B");
+    expect(cache.get(b)).toBe("B");
+    expect(cache.get(a)).toBeUndefined();
+    expect(cache.size).toBe(1);
+  });
+
+  it("keeps short keys (no longer than the tail) apart", () => {
+    const cache = new LruCache<number>(4);
+    cache.set("k1", 1);
+    cache.set("k12", 12);
+    expect([cache.get("k1"), cache.get("k12"), cache.get("1")]).toEqual([1, 12, undefined]);
+  });
+});

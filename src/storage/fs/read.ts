@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { constants, promises as fsp } from "node:fs";
+import { constants, lstat, promises as fsp } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import type { ByteRange, ObjectInfo } from "../driver.js";
 import type { FsContext } from "./context.js";
@@ -26,32 +26,42 @@ const READ_CHUNK = 1024 * 1024;
  */
 const dropped = new FinalizationRegistry<FileHandle>((handle) => void handle.close().catch(() => {}));
 
-/** The driver's `stat`: the object's size and modification time, `undefined` when it does not exist. */
-export async function statObject(ctx: FsContext, key: string): Promise<ObjectInfo | undefined> {
-  const file = pathOf(ctx, key);
-  await ctx.ready;
-  // Stats of one file asked for in the same turn of the event loop share one lstat,
-  // issued after all of them were asked (setImmediate), so every caller still sees
-  // the file as it is after its call began. Under load (a tag pulled by many clients,
-  // the manifest cache's revalidation) that is one thread-pool round trip, not many.
+/**
+ * The driver's `stat`: the object's size and modification time, `undefined` when it does not exist.
+ *
+ * Stats of one file asked for in the same turn of the event loop share one lstat,
+ * issued after all of them were asked (setImmediate), so every caller still sees
+ * the file as it is after its call began. Under load (a tag pulled by many clients,
+ * the manifest cache's revalidation) that is one thread-pool round trip, not many.
+ * Not an async function, and the callback form of lstat: a caller pays one
+ * promise reaction, the shared lstat the rest (this runs twice per manifest GET).
+ */
+export function statObject(ctx: FsContext, key: string): Promise<ObjectInfo | undefined> {
+  let file: string;
+  try {
+    file = pathOf(ctx, key);
+  } catch (error) {
+    return Promise.reject(error);
+  }
   const inFlight = ctx.statsInFlight;
   let pending = inFlight.get(file);
   if (!pending) {
-    pending = new Promise<ObjectInfo | undefined>((resolve, reject) => {
+    pending = ctx.ready.then(() => new Promise<ObjectInfo | undefined>((resolve, reject) => {
       setImmediate(() => {
         inFlight.delete(file);
-        fsp.lstat(file).then(
-          (info) => resolve(info.isFile() ? { size: info.size, modified: info.mtime } : undefined),
-          (error: unknown) => (isMissing(error) ? resolve(undefined) : reject(toStorageError(error, "cannot stat"))),
-        );
+        lstat(file, (error, info) => {
+          if (error) isMissing(error) ? resolve(undefined) : reject(toStorageError(error, "cannot stat"));
+          else resolve(info.isFile() ? { size: info.size, modified: info.mtime } : undefined);
+        });
       });
-    });
+    }));
     inFlight.set(file, pending);
   }
-  const info = await pending;
   // Each caller gets its own object (callers may keep or change it).
-  return info && { size: info.size, modified: new Date(info.modified.getTime()) };
+  return pending.then(copyInfo);
 }
+
+const copyInfo = (info: ObjectInfo | undefined): ObjectInfo | undefined => info && { size: info.size, modified: new Date(info.modified.getTime()) };
 
 /** The driver's `read`: a stream of the object's bytes in `range`, `undefined` when it does not exist. */
 export async function readObject(ctx: FsContext, key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array> | undefined> {
