@@ -5,12 +5,11 @@
  * @module
  */
 import { principalOf } from "../auth/principal.js";
-import { NO_EVENTS } from "../events/hook.js";
+import { NO_EVENTS, RECORDED } from "../events/hook.js";
 import type { EventAction, EventDescriptor, EventTarget } from "../events/model.js";
 import type { RegistryContext } from "./context.js";
 import { absolute } from "./responses.js";
 
-const resolved = Promise.resolve();
 
 /**
  * Emit `action` on `target()` for `request`, with its authenticated user as
@@ -18,9 +17,18 @@ const resolved = Promise.resolve();
  * GET without `onEvent` builds nothing (the hot path).
  */
 export function emitEvent(ctx: RegistryContext, request: Request, action: EventAction, target: () => EventTarget): Promise<void> {
-  if (ctx.emit === NO_EVENTS) return resolved;
+  if (ctx.emit === NO_EVENTS) return RECORDED;
   const actor = principalOf(request)?.subject || undefined;
   return ctx.emit(request, actor === undefined ? { action, target: target() } : { action, target: target(), actor });
+}
+
+/**
+ * Wait for `recorded` unless it is {@link RECORDED} (no listener, or a pull the
+ * outbox holds in memory): then the caller answers in the same turn, without
+ * the suspension an `await` costs on every manifest GET.
+ */
+export function whenRecorded(recorded: Promise<void>): Promise<void> | undefined {
+  return recorded === RECORDED ? undefined : recorded;
 }
 
 /** The target of a manifest event. */
