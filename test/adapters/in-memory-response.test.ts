@@ -226,3 +226,38 @@ describe("through the Node adapter", () => {
     }
   });
 });
+
+describe("writeResponse with in-memory bodies: written together at the end of the loop's turn", () => {
+  it("writes nothing before the turn ends, resolves once written, and a failing write neither crashes nor holds back the others", async () => {
+    const { createServer } = await import("node:http");
+    const { writeResponse } = await import("../../src/node/index.js");
+    const seen: string[] = [];
+    const server = createServer((req, res) => {
+      const bad = req.url === "/bad";
+      // A header value Node refuses: writeHead throws when the queued write runs.
+      const response = new InMemoryResponse(bytes.slice(), { status: 200, headers: bad ? { "x-bad": "a\u0001b" } : { "content-type": "application/json" } });
+      const written = writeResponse(response, res, "GET");
+      seen.push(`${req.url} queued, headers sent: ${res.headersSent}`);
+      written.then(
+        () => seen.push(`${req.url} written, ended: ${res.writableEnded}`),
+        (error: NodeJS.ErrnoException) => {
+          seen.push(`${req.url} failed: ${error.code}`);
+          res.writeHead(500).end();
+        },
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as { port: number };
+    try {
+      const [good, bad] = await Promise.all([fetch(`http://127.0.0.1:${port}/good`), fetch(`http://127.0.0.1:${port}/bad`)]);
+      expect([good.status, await good.text(), bad.status]).toEqual([200, text, 500]);
+      expect(seen).toContain("/good queued, headers sent: false");
+      expect(seen).toContain("/bad queued, headers sent: false");
+      expect(seen).toContain("/good written, ended: true");
+      expect(seen).toContain("/bad failed: ERR_INVALID_CHAR");
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
