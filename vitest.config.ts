@@ -40,6 +40,8 @@ export const SYSTEM = [
   // loopback webhook receivers (node:http)
   "test/events/notifier.test.ts",
   "test/events/notifier-s3.test.ts",
+  // openssl certificates, an https receiver and a child process with NODE_EXTRA_CA_CERTS
+  "test/events/webhook-https.test.ts",
   // a small tmpfs mounted for the full-disk cases, prlimit
   "test/storage/full-disk.test.ts",
   // real HTTP servers on 127.0.0.1 (serve(), node:http, Express, Hono)

@@ -67,11 +67,10 @@ describe("nodeWebhookPost over https", () => {
 
   it("refuses a server whose certificate no trusted CA signed, and sends it nothing", async () => {
     received.length = 0;
-    const env = { ...process.env };
-    delete env.NODE_EXTRA_CA_CERTS;
-    const out = await runChild({ ...env, NODE_EXTRA_CA_CERTS: certs.otherCa });
+    // Another CA in the extra store: the server's own is trusted nowhere.
+    const out = await runChild({ NODE_EXTRA_CA_CERTS: certs.otherCa });
     expect(out.statuses).toBeUndefined();
-    expect(out.code).toMatch(/^(UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)$/);
+    expect(out.code).toBe("UNABLE_TO_VERIFY_LEAF_SIGNATURE");
     expect(received).toEqual([]);
   });
 });
