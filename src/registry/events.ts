@@ -10,7 +10,6 @@ import type { EventAction, EventDescriptor, EventTarget } from "../events/model.
 import type { RegistryContext } from "./context.js";
 import { absolute } from "./responses.js";
 
-
 /**
  * Emit `action` on `target()` for `request`, with its authenticated user as
  * the actor. The target is built only when someone listens: a manifest or blob

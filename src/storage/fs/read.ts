@@ -54,7 +54,11 @@ export function statObject(ctx: FsContext, key: string): Promise<ObjectInfo | un
           else resolve(info.isFile() ? { size: info.size, modified: info.mtime } : undefined);
         });
       });
-    }));
+    }), (error: unknown) => {
+      // The root could not be made: every call fails with that, and nothing is left in the map.
+      inFlight.delete(file);
+      throw error;
+    });
     inFlight.set(file, pending);
   }
   // Each caller gets its own object (callers may keep or change it).
