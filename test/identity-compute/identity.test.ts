@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createIdentityService } from "../../examples/identity-compute/src/identity.js";
 import { defineCatalog } from "../../examples/identity-compute/src/catalog.js";
-import { memoryTokenStore } from "../../examples/identity-compute/src/tokens.js";
+import { memoryTokenStore, newToken } from "../../examples/identity-compute/src/tokens.js";
 import type { LogEvent } from "../../src/http/log.js";
 import { credentials, DEMO_SCOPE, exampleApp, get, issue, ORIGIN, PASSWORDS, passwordBody, tokenRequest } from "./helpers.js";
 
@@ -297,6 +297,14 @@ describe("memoryTokenStore", () => {
     expect(await store.revoke(d)).toBe(true);
     expect(await store.revoke(d)).toBe(false);
     expect(await store.get("not a token!")).toBeUndefined();
+  });
+
+  it("never issues a token that starts with '-' (a command line would take it for an option)", () => {
+    // One draw in 64 starts with '-' before the redraw: 20,000 draws make a miss of the check all but impossible.
+    const tokens = Array.from({ length: 20_000 }, newToken);
+    expect(tokens.filter((t) => t.startsWith("-"))).toEqual([]);
+    expect(tokens.every((t) => /^[A-Za-z0-9_][A-Za-z0-9_-]{42}$/.test(t))).toBe(true);
+    expect(new Set(tokens).size).toBe(tokens.length);
   });
 
   it("logs nothing secret when refusing", async () => {

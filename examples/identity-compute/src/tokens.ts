@@ -85,6 +85,18 @@ export const TOKEN_BYTES = 32;
 /** Reject obviously foreign strings before hashing them: base64url, bounded length. */
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{16,512}$/;
 
+/**
+ * A fresh token: {@link TOKEN_BYTES} random bytes in base64url, drawn again
+ * while it starts with `-`. Command lines take such a token for an option:
+ * `openstack token revoke <token>` (argparse) refused one token in 64.
+ */
+export function newToken(): string {
+  for (;;) {
+    const token = randomString(TOKEN_BYTES);
+    if (token[0] !== "-") return token;
+  }
+}
+
 /** An in-memory {@link TokenStore} for the example and for tests. */
 export function memoryTokenStore(options: MemoryTokenStoreOptions = {}): TokenStore {
   const maxTokens = options.maxTokens ?? 10_000;
@@ -106,7 +118,7 @@ export function memoryTokenStore(options: MemoryTokenStoreOptions = {}): TokenSt
   return {
     async issue(record) {
       if (records.size >= maxTokens) sweep();
-      const token = randomString(TOKEN_BYTES);
+      const token = newToken();
       records.set(key(token), structuredClone(record));
       return token;
     },
