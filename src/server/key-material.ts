@@ -134,10 +134,14 @@ export async function loadOrCreateUploadSecret(directory: string): Promise<Persi
   return { ...secret, value: secret.value.trim() };
 }
 
-/** A random password that meets the default password policy (upper, lower, digit). */
+/**
+ * A random password that meets the default password policy (upper, lower,
+ * digit) and does not start with `-`, which command lines would take for an
+ * option (`openstack --os-password -…` refuses it).
+ */
 export function generatePassword(): string {
   for (;;) {
     const candidate = randomBytes(18).toString("base64url");
-    if (/[A-Z]/.test(candidate) && /[a-z]/.test(candidate) && /[0-9]/.test(candidate)) return candidate;
+    if (candidate[0] !== "-" && /[A-Z]/.test(candidate) && /[a-z]/.test(candidate) && /[0-9]/.test(candidate)) return candidate;
   }
 }

@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, w
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { KEY_FILES, loadOrCreateSigningKey, loadOrCreateUploadSecret } from "../../src/server/key-material.js";
+import { KEY_FILES, generatePassword, loadOrCreateSigningKey, loadOrCreateUploadSecret } from "../../src/server/key-material.js";
 
 const dirs: string[] = [];
 const fresh = () => {
@@ -58,5 +58,15 @@ describe("key material on first start and after a crash", () => {
     const keys = await Promise.all([1, 2, 3].map(() => loadOrCreateSigningKey(dir)));
     expect(new Set(keys.map((k) => k.value.privateKey)).size).toBe(1);
     expect(new Set(keys.map((k) => k.value.certificate)).size).toBe(1);
+  });
+});
+
+describe("generatePassword", () => {
+  it("meets the password policy and never starts with '-' (a command line would take it for an option)", () => {
+    // One draw in 64 starts with '-': 20,000 passwords make a miss of the check all but impossible.
+    const passwords = Array.from({ length: 20_000 }, generatePassword);
+    expect(passwords.filter((p) => p.startsWith("-"))).toEqual([]);
+    expect(passwords.filter((p) => !/^[A-Za-z0-9_-]{24}$/.test(p) || !/[A-Z]/.test(p) || !/[a-z]/.test(p) || !/[0-9]/.test(p))).toEqual([]);
+    expect(new Set(passwords).size).toBe(passwords.length);
   });
 });
