@@ -19,6 +19,7 @@
  *
  * @module
  */
+import { initPairs } from "./header-pairs.js";
 
 /** Requests whose adapter takes in-memory bodies directly. */
 const readers = new WeakSet<Request>();
@@ -58,8 +59,7 @@ export class InMemoryResponse extends Response {
   constructor(bytes: Uint8Array, init: ResponseInit) {
     super(null, { status: init.status, ...(init.statusText !== undefined ? { statusText: init.statusText } : {}) });
     this.#bytes = bytes;
-    const h = init.headers;
-    this.#headerInit = h === undefined ? [] : h instanceof Headers || Array.isArray(h) ? (h as Iterable<[string, string]>) : Object.entries(h);
+    this.#headerInit = init.headers === undefined ? [] : initPairs(init.headers);
   }
 
   override get headers(): Headers {

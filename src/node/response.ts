@@ -4,7 +4,7 @@
  * @module
  */
 import type { ServerResponse } from "node:http";
-import { takeInMemoryBody } from "../http/in-memory-response.js";
+import { takeInMemoryBody, type InMemoryBody } from "../http/in-memory-response.js";
 import { concatBytes } from "../util/bytes.js";
 
 /**
@@ -38,27 +38,35 @@ function writeQueued(): void {
  * turn, together with the others of that turn (see `queued` above); the
  * promise resolves once it is.
  */
-export async function writeResponse(response: Response, res: ServerResponse, method: string): Promise<void> {
+export function writeResponse(response: Response, res: ServerResponse, method: string): Promise<void> {
   const bodiless = method === "HEAD" || response.status === 204 || response.status === 304;
   // Bytes a registry-kit handler kept in memory: no stream to read them back through,
   // and headers nobody touched are written as the handler gave them.
   const inMemory = takeInMemoryBody(response);
-  const { raw, length } = inMemory?.headers ? { raw: flat(inMemory.headers), length: undefined } : headerList(response, res);
-  if (inMemory) {
-    return new Promise<void>((resolve, reject) => {
-      const write = (): void => {
-        try {
-          writeHead(res, response, raw);
-          if (bodiless) res.end();
-          else res.end(inMemory.bytes);
-          resolve();
-        } catch (error) {
-          reject(error);
-        }
-      };
-      if (queued.push(write) === 1) setImmediate(writeQueued);
-    });
-  }
+  return inMemory ? writeInMemory(response, res, inMemory, bodiless) : writeStreamed(response, res, bodiless);
+}
+
+/** An in-memory response, queued for the end of the turn (see `queued`): one promise, no async function around it. */
+function writeInMemory(response: Response, res: ServerResponse, inMemory: InMemoryBody, bodiless: boolean): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const raw = inMemory.headers ? flat(inMemory.headers) : headerList(response, res).raw;
+    const write = (): void => {
+      try {
+        writeHead(res, response, raw);
+        if (bodiless) res.end();
+        else res.end(inMemory.bytes);
+        resolve();
+      } catch (error) {
+        reject(error);
+      }
+    };
+    if (queued.push(write) === 1) setImmediate(writeQueued);
+  });
+}
+
+/** Any other response: its body read whole when small, else streamed. */
+async function writeStreamed(response: Response, res: ServerResponse, bodiless: boolean): Promise<void> {
+  const { raw, length } = headerList(response, res);
   const body = response.body;
   if (body === null || bodiless) {
     await body?.cancel().catch(() => {});

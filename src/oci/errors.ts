@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { initPairs } from "../http/header-pairs.js";
 import { inMemoryResponse } from "../http/in-memory-response.js";
 import { baseHeaderList } from "./wire.js";
 
@@ -123,8 +124,7 @@ const OWN_HEADERS = new Set(["content-type", "content-length", ...baseHeaderList
 export function errorHeaders(init: HeadersInit | undefined, length: number): [string, string][] {
   const pairs: [string, string][] = [...baseHeaderList];
   if (init !== undefined) {
-    const extra = init instanceof Headers || Array.isArray(init) ? (init as Iterable<[string, string]>) : Object.entries(init);
-    for (const [name, value] of extra) if (!OWN_HEADERS.has(name.toLowerCase())) pairs.push([name, value]);
+    for (const [name, value] of initPairs(init)) if (!OWN_HEADERS.has(name.toLowerCase())) pairs.push([name, value]);
   }
   pairs.push(["Content-Type", JSON_TYPE], ["Content-Length", String(length)]);
   return pairs;
