@@ -97,7 +97,7 @@ async function startBuild(lib: string, name: string, env: Record<string, string>
   }));
   const ready = async (url: string): Promise<boolean> => (await send("GET", `${url}/v2/`, AUTH)).status === 200;
   const profile = PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${join(HERE, "profiles", `compare-${name}`)}`] : [];
-  return startServer(name, process.execPath, ["--initial-old-space-size=64", "--max-semi-space-size=4", ...profile, "--import", "tsx", join(HERE, "server.ts"), config], `http://127.0.0.1:${port}`, ready, {
+  return startServer(name, process.execPath, ["--initial-old-space-size=64", "--max-semi-space-size=4", "--expose-gc", "--no-concurrent-recompilation", ...profile, "--import", "tsx", join(HERE, "server.ts"), config], `http://127.0.0.1:${port}`, ready, {
     cwd: ROOT, env: { RK_BENCH_LIB: lib, ...env },
   });
 }

@@ -22,8 +22,11 @@
  * flags the project recommends for a registry server, `--node-flags` replaces
  * them (`--node-flags ""` for none): `--initial-old-space-size=64`, without
  * which V8 runs a full mark-compact every 20-30 MiB of request body on a small
- * heap, and `--max-semi-space-size=4`, which keeps the young generation (and
- * with it the peak RSS under load) small (see docs/performance.md, "Node flags"). The bare node:http ceiling
+ * heap, `--max-semi-space-size=4`, which keeps the young generation (and
+ * with it the peak RSS under load) small, `--expose-gc`, with which the Node
+ * adapter frees request-body buffers every 4 MiB, and
+ * `--no-concurrent-recompilation` (no compiler scratch memory kept in thread
+ * arenas; see docs/adapters.md and docs/performance.md). The bare node:http ceiling
  * runs without flags.
  *
  * Installs nothing: a missing program is named with its Debian package and the
