@@ -7,6 +7,9 @@
  * events. Push, mount and delete are written at once; pulls (the bulk of the
  * traffic) wait in memory for at most `pullFlushMs` and go with the next
  * write, so a crash loses at most that much of the pulls and nothing else.
+ * The delivering process sends its own waiting pulls from memory once a
+ * batch is full or half that time has passed, when nothing is queued before
+ * them: pulls accepted by the endpoint within the bound are never written.
  * One process at a time (see lease.ts) reads each queue in key order, POSTs
  * envelopes, deletes what the endpoint accepted, and retries a failing
  * endpoint until it answers (backing off after `threshold` failures in a
@@ -15,66 +18,21 @@
  *
  * @module
  */
-import { silent, type LogHook } from "../http/log.js";
-import type { StorageDriver } from "../storage/driver.js";
+import { silent } from "../http/log.js";
 import { readAll } from "../util/streams.js";
-import { DeliveryError, post, resolveEndpoint, wants, type ResolvedEndpoint, type WebhookEndpoint, type WebhookPost } from "./endpoint.js";
-import { RECORDED, type EventSink } from "./hook.js";
+import { DeliveryError, post, resolveEndpoint, wants, type ResolvedEndpoint } from "./endpoint.js";
+import { RECORDED } from "./hook.js";
 import { Lease } from "./lease.js";
+import type { Notifier, NotifierOptions } from "./notifier-options.js";
+import { PassLoop } from "./pass-loop.js";
 import type { RegistryEvent } from "./model.js";
 import { EventLines } from "./event-json.js";
 import { LineBuffer, decodeLines, envelope, type LineRange, type ObjectLines } from "./outbox-format.js";
 
-/** Options of {@link createNotifier}. */
-export interface NotifierOptions {
-  /** Where the outbox lives; processes that share it deliver together (one at a time). */
-  storage: StorageDriver;
-  /** The webhook endpoints. */
-  endpoints: readonly WebhookEndpoint[];
-  /** Send `target.references` of manifest events (`notifications.events.includereferences`). Default false. */
-  includeReferences?: boolean;
-  /** Key prefix of the outbox. Default `_events` (outside the registry's `docker/…` layout). */
-  prefix?: string;
-  /** Longest time a pull event waits in memory before it is written; what a crash can lose. Default 1000 ms. */
-  pullFlushMs?: number;
-  /**
-   * Most events in one envelope. Default 1000 (about 650 KiB of pulls): a POST
-   * costs the registry far more than the bytes in it. An endpoint that answers
-   * 413 gets envelopes of half the size from then on.
-   */
-  maxBatch?: number;
-  /** How often the outbox is polled when idle, in milliseconds. Default 1000. */
-  pollMs?: number;
-  /**
-   * The delivery lease's duration, in milliseconds. Default 10000. After a
-   * crash, another process (or the restarted one) takes over delivery once it
-   * has run out (plus 2 s for clock skew).
-   */
-  leaseMs?: number;
-  /** Receives delivery failures (`warn`) and storage failures (`error`). */
-  log?: LogHook;
-  /**
-   * How an envelope is POSTed. Default `fetch`. On Node, `nodeWebhookPost()`
-   * from `registry-kit/node` (node:http) costs about a fifth of the CPU per
-   * envelope.
-   */
-  post?: WebhookPost;
-}
-
-/** The outbox and its delivery loop. */
-export interface Notifier extends EventSink {
-  /** Start delivering (idempotent). Without it, events are only recorded. */
-  start(): void;
-  /** Write buffered pulls, stop delivering, give up the lease. */
-  close(): Promise<void>;
-  /** Write buffered pull events now. */
-  flush(): Promise<void>;
-  /** Run one delivery pass now (tests, `gc`-like tools); resolves to the events sent. */
-  deliverOnce(): Promise<number>;
-}
-
 interface EndpointState {
   endpoint: ResolvedEndpoint;
+  /** Pulls for this endpoint waiting in memory, serialized. */
+  buffer: LineBuffer;
   failures: number;
   resumeAt: number;
   /** Most events in one envelope to this endpoint: `maxBatch`, halved after each 413 answer. */
@@ -101,6 +59,8 @@ const PULL_BUFFER_BYTES = 4 * 1024 * 1024;
 const KEEP_WRITTEN_BYTES = 16 * 1024 * 1024;
 const NO_LINES: ObjectLines = { bytes: new Uint8Array(0), starts: [], ends: [] };
 
+export type { Notifier, NotifierOptions };
+
 /** Create the outbox sink; give it to `onEvent` and call `start()`. */
 export function createNotifier(options: NotifierOptions): Notifier {
   const storage = options.storage;
@@ -119,7 +79,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
     names.add(e.name);
   }
   const active = endpoints.filter((e) => !e.disabled);
-  const states: EndpointState[] = active.map((endpoint) => ({ endpoint, failures: 0, resumeAt: 0, batchLimit: maxBatch }));
+  const states: EndpointState[] = active.map((endpoint) => ({ endpoint, buffer: new LineBuffer(), failures: 0, resumeAt: 0, batchLimit: maxBatch }));
   const queue = (endpoint: ResolvedEndpoint) => `${prefix}/outbox/${endpoint.name}`;
   const lease = new Lease(storage, prefix, PROCESS(), { durationMs: options.leaseMs ?? 10_000, skewMs: 2_000 });
 
@@ -136,10 +96,12 @@ export function createNotifier(options: NotifierOptions): Notifier {
   // Pulls wait here as serialized lines, one list per endpoint; any durable write takes them along first, so
   // the order of one process holds.
   const lines = new EventLines(includeReferences);
-  const buffered = states.map(() => new LineBuffer());
+  const buffered = states.map((state) => state.buffer);
   let bufferedPulls = 0;
   let flushTimer: ReturnType<typeof setTimeout> | undefined;
   let writing: Promise<void> = Promise.resolve();
+  /** Writes of buffered events started so far: delivery from memory must not pass one it has not listed. */
+  let writesStarted = 0;
   // What this process wrote, by key, for its own delivery pass: only while it holds the lease (another holder
   // would deliver and delete those objects), and dropped once delivered.
   const written = new Map<string, ObjectLines>();
@@ -160,6 +122,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
     if (flushTimer) clearTimeout(flushTimer);
     flushTimer = undefined;
     bufferedPulls = 0;
+    writesStarted++;
     const name = nextName();
     const writes = states.map((state, i) => (buffered[i]!.count === 0 ? undefined : { key: `${queue(state.endpoint)}/${name}`, lines: buffered[i]!.take() }));
     const done = writing.then(() => Promise.all(writes.map(async (w) => {
@@ -194,6 +157,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
       bufferedPulls += 1;
       if (buffered.some((b) => b.size >= PULL_BUFFER_BYTES)) void flush();
       else flushTimer ??= setTimeout(() => void flush(), pullFlushMs);
+      if (loop.idle && lease.held && states.some((state) => state.buffer.count >= state.batchLimit)) loop.wake();
       return RECORDED;
     } catch (error) {
       return Promise.reject(error);
@@ -223,6 +187,9 @@ export function createNotifier(options: NotifierOptions): Notifier {
    */
   const deliverTo = async (state: EndpointState): Promise<number> => {
     if (Date.now() < state.resumeAt) return 0;
+    // Every write started so far is in the listing, so pulls still in memory come after all it holds.
+    await writing;
+    const listedAfter = writesStarted;
     const { keys } = await storage.list(queue(state.endpoint), { limit: 1000 });
     let sent = 0;
     let next = 0;
@@ -265,7 +232,53 @@ export function createNotifier(options: NotifierOptions): Notifier {
         forget(key);
       }
     }
+    const queueSent = lease.held && keys.length < 1000 && next >= keys.length && object === undefined && writesStarted === listedAfter;
+    return queueSent ? sent + (await deliverBuffered(state)) : sent;
+  };
+
+  /** Whether `state`'s pulls in memory are due for delivery from there: a full batch, or half the flush bound. */
+  const due = (state: EndpointState, now: number): boolean =>
+    state.buffer.count > 0 && (state.buffer.count >= state.batchLimit || now - state.buffer.since >= pullFlushMs / 2);
+
+  /**
+   * Send `state`'s pulls from memory (its queue in storage is empty): they are
+   * never written if the endpoint takes them. What it refuses is written under
+   * a name drawn before any later write, so the queue keeps their order.
+   */
+  const deliverBuffered = async (state: EndpointState): Promise<number> => {
+    if (!due(state, Date.now())) return 0;
+    const name = nextName();
+    const taken = state.buffer.take();
+    if (buffered.every((b) => b.count === 0)) {
+      if (flushTimer) clearTimeout(flushTimer);
+      flushTimer = undefined;
+      bufferedPulls = 0;
+    }
+    const count = taken.starts.length;
+    let sent = 0;
+    while (sent < count) {
+      const to = Math.min(count, sent + state.batchLimit);
+      try {
+        if (!lease.held) throw new Error("delivery lease lost");
+        await post(state.endpoint, envelope([{ lines: taken, from: sent, to }]), send);
+      } catch (error) {
+        failedDelivery(state, to - sent, error);
+        await writeRest(`${queue(state.endpoint)}/${name}`, taken.bytes.subarray(taken.starts[sent]!), count - sent);
+        return sent;
+      }
+      state.failures = 0;
+      sent = to;
+    }
     return sent;
+  };
+
+  /** Write pulls that delivery from memory could not send, into their place in the queue. */
+  const writeRest = async (key: string, bytes: Uint8Array, count: number): Promise<void> => {
+    const done = writing.then(async () => {
+      await storage.write(key, bytes);
+    });
+    writing = done.catch(() => {});
+    await done.catch((error) => log({ level: "error", msg: "event outbox write failed: pull events lost", count, error: String(error) }));
   };
 
   const failedDelivery = (state: EndpointState, events: number, error: unknown): void => {
@@ -294,33 +307,24 @@ export function createNotifier(options: NotifierOptions): Notifier {
     return sent;
   };
 
-  let running = false;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let pass: Promise<unknown> = Promise.resolve();
-  const loop = (): void => {
-    timer = undefined;
-    if (!running) return;
-    pass = deliverOnce()
-      .catch((error) => log({ level: "error", msg: "event delivery pass failed", error: String(error) }))
-      .then((sent) => {
-        if (running) timer = setTimeout(loop, typeof sent === "number" && sent > 0 ? 0 : pollMs);
-      });
+  /** Until the next pass after one that sent nothing: the poll interval, or until pulls in memory are due. */
+  const idleWait = (): number => {
+    if (!lease.held) return pollMs;
+    let wait = pollMs;
+    for (const { buffer } of states) if (buffer.count > 0) wait = Math.min(wait, Math.max(0, buffer.since + pullFlushMs / 2 - Date.now()));
+    return wait;
   };
+  const loop = new PassLoop(deliverOnce, idleWait, log);
 
   return {
     record,
     flush,
     deliverOnce,
-    start() {
-      if (running) return;
-      running = true;
-      loop();
-    },
+    start: () => loop.start(),
     async close() {
-      running = false;
-      if (timer) clearTimeout(timer);
+      const stopped = loop.stop();
       await flush();
-      await pass;
+      await stopped;
       await lease.release().catch(() => {});
     },
   };

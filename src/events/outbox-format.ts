@@ -26,6 +26,7 @@ export class LineBuffer {
   #size = 0;
   #starts: number[] = [];
   #ends: number[] = [];
+  #since = 0;
 
   /** Bytes held. */
   get size(): number {
@@ -37,6 +38,11 @@ export class LineBuffer {
     return this.#starts.length;
   }
 
+  /** When the oldest line held was pushed (`Date.now()`). */
+  get since(): number {
+    return this.#since;
+  }
+
   /** Add `line` (an event's JSON, which holds no newline) and a newline. */
   push(line: Uint8Array): void {
     const needed = this.#size + line.length + 1;
@@ -45,6 +51,7 @@ export class LineBuffer {
       grown.set(this.#bytes.subarray(0, this.#size));
       this.#bytes = grown;
     }
+    if (this.#starts.length === 0) this.#since = Date.now();
     this.#bytes.set(line, this.#size);
     this.#starts.push(this.#size);
     this.#size += line.length;

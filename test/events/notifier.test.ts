@@ -41,6 +41,22 @@ function tempDir(): string {
   return dir;
 }
 
+/** Storage that records the keys of outbox objects written. */
+function countingWrites(storage: StorageDriver): { storage: StorageDriver; writes: string[] } {
+  const writes: string[] = [];
+  const counted = new Proxy(storage, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (prop !== "write" || typeof value !== "function") return typeof value === "function" ? value.bind(target) : value;
+      return (key: string, ...rest: unknown[]) => {
+        if (key.startsWith("_events/outbox/")) writes.push(key);
+        return (value as (...args: unknown[]) => unknown).call(target, key, ...rest);
+      };
+    },
+  });
+  return { storage: counted, writes };
+}
+
 /** Storage that counts reads of outbox objects. */
 function countingReads(storage: StorageDriver): { storage: StorageDriver; reads: string[] } {
   const reads: string[] = [];
@@ -233,5 +249,78 @@ describe("createNotifier", () => {
     expect(new Set(sink.events().map((e) => e.id)).size).toBe(11);
     await holder.deliverOnce();
     expect((await shared.list("_events/outbox")).keys).toEqual([]);
+  });
+});
+
+describe("createNotifier, pulls delivered from memory", () => {
+  const pull = async (registry: ReturnType<typeof makeRegistry>, n: number): Promise<void> => {
+    for (let i = 0; i < n; i++) await (await registry(req("GET", "/v2/a/manifests/v1"))).arrayBuffer();
+  };
+
+  it("pulls the endpoint takes within the flush bound are never written: full batches at once, the rest after half the bound", async () => {
+    const sink = await receiver();
+    const { storage, writes } = countingWrites(memoryStorage());
+    await pushImage(makeRegistry({ storage }), "a", "v1"); // no events: the queue starts empty
+    const n = notifierWith(storage, [{ name: "ci", url: sink.url }], { maxBatch: 5, pullFlushMs: 2_000, pollMs: 60_000 });
+    await n.deliverOnce(); // takes the lease
+    n.start(); // its first pass finds nothing; the next is 60 s away
+    const registry = makeRegistry({ storage, onEvent: n });
+    const t0 = Date.now();
+    await pull(registry, 12);
+    // Pulls are due after half the bound (1 s): before that, only full batches (woken at once) can have gone.
+    await waitFor(() => sink.events().length >= 10, "two full batches", 900);
+    await waitFor(() => sink.events().length === 12, "the rest");
+    expect(Date.now() - t0).toBeLessThan(2_000);
+    await new Promise((r) => setTimeout(r, 2_100)); // past the flush bound: nothing was left to write
+    expect(writes).toEqual([]);
+    expect(sink.envelopes.every((e) => e.events.length <= 5)).toBe(true);
+    expect(sink.events().map((e) => e.action)).toEqual(Array(12).fill("pull"));
+    expect(new Set(sink.events().map((e) => e.id)).size).toBe(12);
+  });
+
+  it("pulls the endpoint refuses from memory are written in their place: delivered before a later push, each once", async () => {
+    const sink = await receiver();
+    const { storage, writes } = countingWrites(memoryStorage());
+    const n = notifierWith(storage, [{ name: "ci", url: sink.url, threshold: 1, backoff: 300 }], { maxBatch: 4, pullFlushMs: 60_000, pollMs: 20 });
+    await n.deliverOnce();
+    n.start();
+    const registry = makeRegistry({ storage, onEvent: n });
+    const first = await pushImage(registry, "a", "v1");
+    await waitFor(() => sink.events().length === 3, "the push");
+    const pushed = writes.length;
+    const before = sink.attempts;
+    sink.answer = 500;
+    await pull(registry, 4); // a full batch: sent from memory, refused
+    await waitFor(() => sink.attempts > before && writes.length === pushed + 1, "the refused pulls written");
+    const second = await pushImage(registry, "b", "v1", "later");
+    expect(writes.length).toBe(pushed + 4);
+    expect(writes[pushed]! < writes[pushed + 1]!).toBe(true); // the pulls' object sorts before the later push
+    sink.answer = 200;
+    await waitFor(() => sink.events().length === 10, "every event after recovery");
+    expect(sink.events().map((e) => `${e.action} ${e.target.digest}`)).toEqual([
+      ...[first.config, first.layer, first.digest].map((d) => `push ${d}`),
+      ...Array(4).fill(`pull ${first.digest}`),
+      ...[second.config, second.layer, second.digest].map((d) => `push ${d}`),
+    ]);
+    expect(new Set(sink.events().map((e) => e.id)).size).toBe(10);
+    await n.deliverOnce();
+    expect((await storage.list("_events/outbox")).keys).toEqual([]);
+  });
+
+  it("a process without the lease writes its pulls for the holder, which delivers them", async () => {
+    const sink = await receiver();
+    const shared = memoryStorage();
+    const holder = notifierWith(shared, [{ name: "ci", url: sink.url }], { maxBatch: 2 });
+    await holder.deliverOnce();
+    holder.start();
+    const { storage, writes } = countingWrites(shared);
+    const other = notifierWith(storage, [{ name: "ci", url: sink.url }], { maxBatch: 2 });
+    other.start();
+    const registry = makeRegistry({ storage: shared, onEvent: other });
+    await pushImage(registry, "a", "v1");
+    await pull(registry, 4);
+    await waitFor(() => sink.events().length === 7, "7 events through the holder");
+    expect(writes.length).toBeGreaterThanOrEqual(4); // three pushes, and the pulls at the flush (20 ms)
+    expect(sink.events().map((e) => e.action)).toEqual([...Array(3).fill("push"), ...Array(4).fill("pull")]);
   });
 });
