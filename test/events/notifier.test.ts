@@ -41,36 +41,32 @@ function tempDir(): string {
   return dir;
 }
 
-/** Storage that records the keys of outbox objects written. */
-function countingWrites(storage: StorageDriver): { storage: StorageDriver; writes: string[] } {
-  const writes: string[] = [];
+/** Storage that records the keys of outbox objects given to its `method`. */
+function counting(storage: StorageDriver, method: "read" | "write"): { storage: StorageDriver; keys: string[] } {
+  const keys: string[] = [];
   const counted = new Proxy(storage, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver) as unknown;
-      if (prop !== "write" || typeof value !== "function") return typeof value === "function" ? value.bind(target) : value;
+      if (prop !== method || typeof value !== "function") return typeof value === "function" ? value.bind(target) : value;
       return (key: string, ...rest: unknown[]) => {
-        if (key.startsWith("_events/outbox/")) writes.push(key);
+        if (key.startsWith("_events/outbox/")) keys.push(key);
         return (value as (...args: unknown[]) => unknown).call(target, key, ...rest);
       };
     },
   });
-  return { storage: counted, writes };
+  return { storage: counted, keys };
 }
 
 /** Storage that counts reads of outbox objects. */
 function countingReads(storage: StorageDriver): { storage: StorageDriver; reads: string[] } {
-  const reads: string[] = [];
-  const counted = new Proxy(storage, {
-    get(target, prop, receiver) {
-      const value = Reflect.get(target, prop, receiver) as unknown;
-      if (prop !== "read" || typeof value !== "function") return typeof value === "function" ? value.bind(target) : value;
-      return (key: string, ...rest: unknown[]) => {
-        if (key.startsWith("_events/outbox/")) reads.push(key);
-        return (value as (...args: unknown[]) => unknown).call(target, key, ...rest);
-      };
-    },
-  });
-  return { storage: counted, reads };
+  const { storage: counted, keys } = counting(storage, "read");
+  return { storage: counted, reads: keys };
+}
+
+/** Storage that records the keys of outbox objects written. */
+function countingWrites(storage: StorageDriver): { storage: StorageDriver; writes: string[] } {
+  const { storage: counted, keys } = counting(storage, "write");
+  return { storage: counted, writes: keys };
 }
 
 const transports: [string, WebhookPost | undefined][] = [["fetch", undefined], ["nodeWebhookPost", nodeWebhookPost()]];
