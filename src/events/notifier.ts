@@ -157,7 +157,8 @@ export function createNotifier(options: NotifierOptions): Notifier {
       bufferedPulls += 1;
       if (buffered.some((b) => b.size >= PULL_BUFFER_BYTES)) void flush();
       else flushTimer ??= setTimeout(() => void flush(), pullFlushMs);
-      if (loop.idle && lease.held && states.some((state) => state.buffer.count >= state.batchLimit)) loop.wake();
+      // A full batch wakes a waiting delivery loop (cheapest test first: this runs for every pull).
+      if (states.some((state) => state.buffer.count >= state.batchLimit) && loop.idle && lease.held) loop.wake();
       return RECORDED;
     } catch (error) {
       return Promise.reject(error);

@@ -32,14 +32,19 @@ export function digestHeaders(digest: string, init?: HeadersInit): Headers {
 const PLAIN_PATH = /^(?:\/[A-Za-z0-9_:-][A-Za-z0-9._:-]*)+$/;
 let lastBase = "";
 let lastOrigin = "";
+let lastPath = "";
+let lastHref = "";
 
 /**
  * An absolute URL on the request's origin. The origin of the last request's
  * URL is kept: parsing a URL is most of the cost, and a registry mostly
- * answers one host.
+ * answers one host. So is the last answer: the target of each pull event is
+ * one (a client pulls the same manifest many times).
  */
 export function absolute(request: Request, path: string): string {
   const url = request.url;
+  // Same path on the same base (the URL goes on with "/" right after it): the same answer.
+  if (path === lastPath && url.startsWith(lastBase) && url.charCodeAt(lastBase.length) === 0x2f) return lastHref;
   if (!PLAIN_PATH.test(path)) return new URL(path, url).href;
   const slash = url.indexOf("/", url.indexOf("//") + 2);
   const base = slash < 0 ? url : url.slice(0, slash);
@@ -48,5 +53,7 @@ export function absolute(request: Request, path: string): string {
     lastOrigin = new URL("/", base).href.slice(0, -1);
     lastBase = base;
   }
-  return lastOrigin + path;
+  lastPath = path;
+  lastHref = lastOrigin + path;
+  return lastHref;
 }
