@@ -11,6 +11,7 @@ import type { LogHook } from "../http/log.js";
 /** A pass: resolves to the events it sent. */
 export type Pass = () => Promise<number>;
 
+/** Runs delivery passes one after another until stopped (see the module comment). */
 export class PassLoop {
   readonly #pass: Pass;
   readonly #idleWait: () => number;
