@@ -1,5 +1,5 @@
 /**
- * The options and the handle of {@link createNotifier} (notifier.ts).
+ * The options and the handle of `createNotifier` (notifier.ts).
  *
  * @module
  */
@@ -7,9 +7,8 @@ import type { LogHook } from "../http/log.js";
 import type { StorageDriver } from "../storage/driver.js";
 import type { WebhookEndpoint, WebhookPost } from "./endpoint.js";
 import type { EventSink } from "./hook.js";
-import type { createNotifier } from "./notifier.js";
 
-/** Options of {@link createNotifier}. */
+/** Options of `createNotifier`. */
 export interface NotifierOptions {
   /** Where the outbox lives; processes that share it deliver together (one at a time). */
   storage: StorageDriver;
@@ -19,7 +18,12 @@ export interface NotifierOptions {
   includeReferences?: boolean;
   /** Key prefix of the outbox. Default `_events` (outside the registry's `docker/…` layout). */
   prefix?: string;
-  /** Longest time a pull event waits in memory before it is written; what a crash can lose. Default 1000 ms. */
+  /**
+   * Longest time a pull event waits in memory before it is written; what a
+   * crash can lose. Default 1000 ms. The delivering process sends its own
+   * waiting pulls from memory after half of it (or once `maxBatch` wait), and
+   * those the endpoint accepts are never written.
+   */
   pullFlushMs?: number;
   /**
    * Most events in one envelope. Default 1000 (about 650 KiB of pulls): a POST
