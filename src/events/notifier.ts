@@ -117,21 +117,29 @@ export function createNotifier(options: NotifierOptions): Notifier {
     written.delete(key);
     writtenBytes -= lines.bytes.length;
   };
-  /** Write what is buffered now, as one object per endpoint; writes are chained so keys and contents follow the order of `record` calls. */
-  const writeBuffered = (): Promise<void> => {
+  /** The buffers were emptied: no flush is due until the next pull. */
+  const disarmFlush = (): void => {
     if (flushTimer) clearTimeout(flushTimer);
     flushTimer = undefined;
     bufferedPulls = 0;
+  };
+  /** Run `work` after every write chained before it; writes keep the order in which they were started. */
+  const chained = (work: () => Promise<unknown>): Promise<void> => {
+    const done = writing.then(work).then(() => {});
+    writing = done.catch(() => {});
+    return done;
+  };
+  /** Write what is buffered now, as one object per endpoint; writes are chained so keys and contents follow the order of `record` calls. */
+  const writeBuffered = (): Promise<void> => {
+    disarmFlush();
     writesStarted++;
     const name = nextName();
     const writes = states.map((state, i) => (buffered[i]!.count === 0 ? undefined : { key: `${queue(state.endpoint)}/${name}`, lines: buffered[i]!.take() }));
-    const done = writing.then(() => Promise.all(writes.map(async (w) => {
+    return chained(() => Promise.all(writes.map(async (w) => {
       if (!w) return;
       await storage.write(w.key, w.lines.bytes);
       keep(w.key, w.lines);
-    }))).then(() => {});
-    writing = done.catch(() => {});
-    return done;
+    })));
   };
   const flush = (): Promise<void> => {
     if (buffered.every((b) => b.count === 0)) return writing;
@@ -250,11 +258,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
     if (!due(state, Date.now())) return 0;
     const name = nextName();
     const taken = state.buffer.take();
-    if (buffered.every((b) => b.count === 0)) {
-      if (flushTimer) clearTimeout(flushTimer);
-      flushTimer = undefined;
-      bufferedPulls = 0;
-    }
+    if (buffered.every((b) => b.count === 0)) disarmFlush();
     const count = taken.starts.length;
     let sent = 0;
     while (sent < count) {
@@ -275,11 +279,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
 
   /** Write pulls that delivery from memory could not send, into their place in the queue. */
   const writeRest = async (key: string, bytes: Uint8Array, count: number): Promise<void> => {
-    const done = writing.then(async () => {
-      await storage.write(key, bytes);
-    });
-    writing = done.catch(() => {});
-    await done.catch((error) => log({ level: "error", msg: "event outbox write failed: pull events lost", count, error: String(error) }));
+    await chained(() => storage.write(key, bytes)).catch((error) => log({ level: "error", msg: "event outbox write failed: pull events lost", count, error: String(error) }));
   };
 
   const failedDelivery = (state: EndpointState, events: number, error: unknown): void => {

@@ -22,8 +22,8 @@ let receiving = 0;
 let sinceCollect = 0;
 
 /**
- * Count `bytes` of request body received and, when Node exposes `gc`, run a
- * young-generation collection every {@link COLLECT_EVERY} bytes per body
+ * Count `bytes` of request body received (only when Node exposes `gc`) and
+ * run a young-generation collection every {@link COLLECT_EVERY} bytes per body
  * being received.
  *
  * Node's HTTP parser hands each body chunk over in a fresh 64 KiB buffer of
@@ -39,7 +39,6 @@ let sinceCollect = 0;
  * frees it.
  */
 function received(bytes: number): void {
-  if (!canCollect) return;
   sinceCollect += bytes;
   if (sinceCollect < COLLECT_EVERY * Math.max(1, receiving)) return;
   sinceCollect = 0;
@@ -67,11 +66,13 @@ export function incomingBody(req: IncomingMessage, onFirstPull?: () => void): Re
   };
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   const onData = (chunk: Buffer): void => {
-    if (!counted && !settled) {
-      counted = true;
-      receiving++;
+    if (canCollect) {
+      if (!counted && !settled) {
+        counted = true;
+        receiving++;
+      }
+      received(chunk.byteLength);
     }
-    received(chunk.byteLength);
     controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
     // High-water mark 0 (below): pull() runs only when a reader is waiting, so
     // the first pull really means "the handler wants the body". The queue may

@@ -297,7 +297,8 @@ describe("fs driver specifics", () => {
     await writeFile(path.join(root, "plain-file"), "x");
     const broken = checked(fsStorage({ root: path.join(root, "plain-file", "sub") }));
     await expect(broken.stat("a/b")).rejects.toBeInstanceOf(StorageError);
-    // Again, and several at once: each call fails on its own (no shared stat left behind).
+    // Again, and several at once: each call fails too. (That a failed stat leaves no entry in the driver's
+    // shared-stat map is not visible through the driver: the same failure comes either way.)
     const again = await Promise.allSettled([broken.stat("a/b"), broken.stat("a/b"), broken.stat("a/c")]);
     expect(again.map((r) => r.status === "rejected" && r.reason instanceof StorageError)).toEqual([true, true, true]);
     await expect(broken.write("a/b", encoder.encode("x"))).rejects.toBeInstanceOf(StorageError);
