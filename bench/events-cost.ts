@@ -12,14 +12,17 @@
  *   node --import tsx bench/events-cost.ts [--requests 100000] [--reps 5] [--arms none,sink,record]
  *
  * Arms: `none` (no onEvent), `sink` (the outbox and its delivery to a sink),
- * `record` (the outbox without delivery: what the request path pays).
+ * `record` (the outbox without delivery: what the request path pays),
+ * `sink-object` (as `sink`, the notifier behind a plain `EventSink`: each
+ * event is built as an object and serialized from it, the path a service
+ * takes when it also has a function listener).
  */
 import { fork } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { createNotifier, type Notifier } from "../src/events/index.js";
+import { createNotifier, type Notifier, type RegistryEvent } from "../src/events/index.js";
 import { nodeWebhookPost } from "../src/node/index.js";
 import { lightRequest } from "../src/node/light-request.js";
 import { createRegistry } from "../src/registry/index.js";
@@ -79,8 +82,11 @@ async function main(): Promise<void> {
   const arm = async (name: string): Promise<{ us: number; wall: number; main: number; sys: number }> => {
     let notifier: Notifier | undefined;
     if (name !== "none") notifier = createNotifier({ storage, prefix: `_events-${name}`, endpoints: [{ name: "bench", url }], post: nodeWebhookPost() });
-    if (name === "sink") notifier!.start();
-    const registry = notifier ? createRegistry({ storage, onEvent: notifier }) : plain;
+    const delivers = name === "sink" || name === "sink-object";
+    if (delivers) notifier!.start();
+    // sink-object: the same notifier behind a plain EventSink, so every event is built as an object first.
+    const hook = name === "sink-object" ? { record: (event: RegistryEvent) => notifier!.record(event) } : notifier;
+    const registry = hook ? createRegistry({ storage, onEvent: hook }) : plain;
     const before = (await ask()).events!;
     const cpu0 = process.cpuUsage();
     const main0 = mainThread();
@@ -92,7 +98,7 @@ async function main(): Promise<void> {
         await r.arrayBuffer();
       }));
     }
-    if (name === "sink") {
+    if (delivers) {
       await notifier!.flush();
       while ((await ask()).events! - before < REQUESTS) await new Promise((r) => setTimeout(r, 5));
       delivered += REQUESTS;

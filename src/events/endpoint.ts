@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { EVENTS_MEDIA_TYPE, isDistributionAction, type RegistryEvent } from "./model.js";
+import { EVENTS_MEDIA_TYPE, isDistributionAction, type EventAction, type RegistryEvent } from "./model.js";
 
 /** An endpoint, with Distribution's field names. */
 export interface WebhookEndpoint {
@@ -83,8 +83,13 @@ export function resolveEndpoint(endpoint: WebhookEndpoint): ResolvedEndpoint {
 
 /** Whether `endpoint` takes `event`: Distribution's actions only, minus the ignored ones. */
 export function wants(endpoint: ResolvedEndpoint, event: RegistryEvent): boolean {
-  if (!isDistributionAction(event.action) || endpoint.ignoredActions.has(event.action)) return false;
-  return !(event.target.mediaType !== undefined && endpoint.ignoredMediaTypes.has(event.target.mediaType));
+  return takes(endpoint, event.action, event.target.mediaType);
+}
+
+/** {@link wants} for an event given by its action and its target's media type. */
+export function takes(endpoint: ResolvedEndpoint, action: EventAction, mediaType: string | undefined): boolean {
+  if (!isDistributionAction(action) || endpoint.ignoredActions.has(action)) return false;
+  return !(mediaType !== undefined && endpoint.ignoredMediaTypes.has(mediaType));
 }
 
 /** Why a POST failed; the message names the endpoint and status, never the headers. */

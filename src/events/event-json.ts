@@ -13,7 +13,10 @@
  *
  * @module
  */
-import type { EventTarget, RegistryEvent } from "./model.js";
+import { timestampBytesNow } from "./clock.js";
+import { nextIdInto } from "./ids.js";
+import type { EventAction, EventSource, EventTarget, RegistryEvent } from "./model.js";
+import type { RequestParts } from "./request.js";
 
 const encoder = new TextEncoder();
 const bytesOf = (text: string): Uint8Array => encoder.encode(text);
@@ -22,6 +25,9 @@ const TIMESTAMP = bytesOf(',"timestamp":');
 const REQUEST_ID = bytesOf(',"request":{"id":');
 const CLOSE_REQUEST = bytesOf("}}");
 const CLOSE = bytesOf("}");
+const QUOTE = 0x22;
+/** Room for a drawn id or a timestamp with their quotes. */
+const STAMP_ROOM = 40;
 
 /** Templates kept (a registry's pulls repeat a few images). */
 const KEPT = 16;
@@ -31,7 +37,7 @@ const SIMPLE_FIELDS = ["mediaType", "digest", "size", "length", "repository", "u
 
 /** The bytes from `,"action"` to the end of `"source":{…}`, and what they were made from. */
 interface Template {
-  action: string;
+  action: EventAction;
   actor: string | undefined;
   source: RegistryEvent["source"];
   /** A copy of the target's fields: the caller's object may change after this. */
@@ -39,7 +45,8 @@ interface Template {
   bytes: Uint8Array;
 }
 
-type Request = NonNullable<RegistryEvent["request"]>;
+/** The request fields after the id, as both kinds of record have them. */
+type Request = Omit<RequestParts, "id">;
 
 /** Serializes events into outbox lines; one per notifier (its `includeReferences` and its templates). */
 export class EventLines {
@@ -57,12 +64,12 @@ export class EventLines {
   }
 
   /**
-   * The line of `event` (no newline in it): the bytes of
-   * `JSON.stringify(event)`, with `target.references` only with
-   * `includeReferences`. A view valid until the next call.
+   * The line of `event`: the bytes of `JSON.stringify(event)`, with
+   * `target.references` only with `includeReferences`. A view valid until the
+   * next call.
    */
   encode(event: RegistryEvent): Uint8Array {
-    const middle = this.#middle(event);
+    const middle = this.#middle(event.action, event.target, event.actor.name, event.source);
     const request = event.request;
     const fields = request ? this.#requestFields(request) : undefined;
     this.#at = 0;
@@ -83,10 +90,47 @@ export class EventLines {
     return this.#out.subarray(0, this.#at);
   }
 
-  /** `,"action":…,"target":…,"actor":…,"source":…` of `event`, from a kept template when one matches. */
-  #middle(event: RegistryEvent): Uint8Array {
-    const target = event.target;
-    const actor = event.actor.name;
+  /**
+   * The line of an event made now from its parts, with a fresh id (and a
+   * fresh request id unless the client sent one): the bytes `encode` gives
+   * for the event {@link eventEmitter} would build from them, written without
+   * building it (the emitter does so for a sink that offers this). A view
+   * valid until the next call.
+   */
+  encodeParts(action: EventAction, target: EventTarget, actor: string | undefined, source: EventSource, request: RequestParts | undefined): Uint8Array {
+    const middle = this.#middle(action, target, actor || undefined, source);
+    const fields = request ? this.#requestFields(request) : undefined;
+    this.#at = 0;
+    this.#reserve(ID.length + TIMESTAMP.length + 2 * STAMP_ROOM + middle.length + REQUEST_ID.length + STAMP_ROOM + (fields?.length ?? 0) + CLOSE_REQUEST.length);
+    this.#bytes(ID);
+    this.#drawnId();
+    this.#bytes(TIMESTAMP);
+    this.#out[this.#at++] = QUOTE;
+    this.#bytes(timestampBytesNow());
+    this.#out[this.#at++] = QUOTE;
+    this.#bytes(middle);
+    if (request) {
+      this.#bytes(REQUEST_ID);
+      if (request.id === undefined) this.#drawnId();
+      else this.#string(request.id);
+      this.#bytes(fields!);
+      this.#bytes(CLOSE_REQUEST);
+    } else {
+      this.#bytes(CLOSE);
+    }
+    return this.#out.subarray(0, this.#at);
+  }
+
+  /** A new id of this process, in quotes (room was reserved). */
+  #drawnId(): void {
+    const out = this.#out;
+    out[this.#at] = QUOTE;
+    this.#at = nextIdInto(out, this.#at + 1);
+    out[this.#at++] = QUOTE;
+  }
+
+  /** `,"action":…,"target":…,"actor":…,"source":…` of an event, from a kept template when one matches. */
+  #middle(action: EventAction, target: EventTarget, actor: string | undefined, source: EventSource): Uint8Array {
     const simple = isSimple(target);
     if (simple) {
       const kept = this.#kept;
@@ -94,7 +138,7 @@ export class EventLines {
       for (let k = 0; k < n; k++) {
         const i = (this.#lastHit + k) % n;
         const t = kept[i]!;
-        if (t.action === event.action && t.actor === actor && t.source === event.source && sameSimple(t.target, target)) {
+        if (t.action === action && t.actor === actor && t.source === source && sameSimple(t.target, target)) {
           this.#lastHit = i;
           return t.bytes;
         }
@@ -105,11 +149,12 @@ export class EventLines {
       const { references: _dropped, ...rest } = target;
       json = rest;
     }
-    const bytes = bytesOf(`,"action":${JSON.stringify(event.action)},"target":${JSON.stringify(json)},"actor":${JSON.stringify(event.actor)},"source":${JSON.stringify(event.source)}`);
+    const actorJson = actor === undefined ? "{}" : `{"name":${JSON.stringify(actor)}}`;
+    const bytes = bytesOf(`,"action":${JSON.stringify(action)},"target":${JSON.stringify(json)},"actor":${actorJson},"source":${JSON.stringify(source)}`);
     if (simple) {
       const copy: EventTarget = {};
       for (const field of SIMPLE_FIELDS) if (target[field] !== undefined) (copy as Record<string, unknown>)[field] = target[field];
-      this.#kept[this.#next] = { action: event.action, actor, source: event.source, target: copy, bytes };
+      this.#kept[this.#next] = { action, actor, source, target: copy, bytes };
       this.#next = (this.#next + 1) % KEPT;
     }
     return bytes;
@@ -119,7 +164,7 @@ export class EventLines {
   #requestFields(request: Request): Uint8Array {
     const last = this.#request;
     if (last && last.method === request.method && last.useragent === request.useragent && last.addr === request.addr && last.host === request.host) return this.#requestBytes;
-    const { id: _id, ...fields } = request;
+    const { id: _id, ...fields } = request as Request & { id?: string };
     this.#request = { method: request.method, useragent: request.useragent, addr: request.addr, host: request.host };
     // The same bytes as in JSON.stringify(request): its fields, in its order, after the id.
     this.#requestBytes = bytesOf(`,${JSON.stringify(fields).slice(1, -1)}`);
@@ -134,8 +179,16 @@ export class EventLines {
   }
 
   #bytes(bytes: Uint8Array): void {
-    this.#out.set(bytes, this.#at);
-    this.#at += bytes.length;
+    const n = bytes.length;
+    if (n > 32) {
+      this.#out.set(bytes, this.#at);
+    } else {
+      // The short pieces of every line: a loop costs less than a call of `set`.
+      const out = this.#out;
+      const at = this.#at;
+      for (let i = 0; i < n; i++) out[at + i] = bytes[i]!;
+    }
+    this.#at += n;
   }
 
   /** `value` as a JSON string: byte by byte while it is printable ASCII without `"` or `\`, else through JSON.stringify. */

@@ -8,6 +8,7 @@
  * @module
  */
 import type { LogHook } from "../http/log.js";
+import { timestampNow } from "./clock.js";
 import { nextId } from "./ids.js";
 import { requestRecord } from "./request.js";
 import type { EventActor, EventAction, EventSource, EventTarget, RegistryEvent } from "./model.js";
@@ -24,6 +25,22 @@ export interface EventSink {
   /** Take one event. */
   record(event: RegistryEvent): Promise<void>;
 }
+
+/**
+ * Internal to registry-kit: the method of a sink that writes an event straight
+ * from its parts (the notifier's outbox). When every hook of a service has
+ * it, the emitter builds no event object, and the sink draws the ids and the
+ * timestamp only for an event some endpoint takes (a pull is most of a
+ * registry's events, and most of what an event costs was building it).
+ */
+export const RECORD_PARTS: unique symbol = Symbol("registry-kit.recordParts");
+
+/** A sink with {@link RECORD_PARTS}: it takes an event as its parts, as `record` takes it whole. */
+export interface PartsSink extends EventSink {
+  [RECORD_PARTS](parts: EventParts, source: EventSource, request: Request | undefined): Promise<void>;
+}
+
+const takesParts = (sink: EventSink): sink is PartsSink => typeof (sink as Partial<PartsSink>)[RECORD_PARTS] === "function";
 
 /** What `onEvent` accepts: a listener, a sink, or several of them. */
 export type EventHook = EventListener | EventSink | readonly (EventListener | EventSink)[];
@@ -74,6 +91,16 @@ export function eventEmitter(options: EmitterOptions): Emit {
   const listeners = hooks.filter((hook): hook is EventListener => typeof hook === "function");
   const sinks = hooks.filter((hook): hook is EventSink => typeof hook !== "function");
   const later = listeners.length > 0 ? laterQueue(listeners, log) : undefined;
+  if (listeners.length === 0 && sinks.every(takesParts)) {
+    const partsSinks = sinks as PartsSink[];
+    if (partsSinks.length === 1) {
+      const sink = partsSinks[0]!;
+      return (request, parts) => recordParts(sink, parts, source, request, log);
+    }
+    return async (request, parts) => {
+      for (const sink of partsSinks) await recordParts(sink, parts, source, request, log);
+    };
+  }
   return (request, parts) => {
     const event: RegistryEvent = {
       id: nextId(),
@@ -88,19 +115,6 @@ export function eventEmitter(options: EmitterOptions): Emit {
     if (sinks.length === 1) return record(sinks[0]!, event, log);
     return sinks.length === 0 ? RECORDED : recordAll(sinks, event, log);
   };
-}
-
-let lastMs = -1;
-let lastTimestamp = "";
-
-/** Now in RFC 3339, formatted once per millisecond (a busy registry has many events in one). */
-function timestampNow(): string {
-  const now = Date.now();
-  if (now !== lastMs) {
-    lastMs = now;
-    lastTimestamp = new Date(now).toISOString();
-  }
-  return lastTimestamp;
 }
 
 function failed(log: LogHook, event: RegistryEvent, error: unknown): void {
@@ -133,8 +147,8 @@ function laterQueue(listeners: readonly EventListener[], log: LogHook): (event: 
   };
 }
 
-function sinkFailed(log: LogHook, event: RegistryEvent, error: unknown): void {
-  log({ level: "error", msg: "event sink failed: the event is lost", action: event.action, eventId: event.id, error: error instanceof Error ? error.message : String(error) });
+function sinkFailed(log: LogHook, action: EventAction, eventId: string | undefined, error: unknown): void {
+  log({ level: "error", msg: "event sink failed: the event is lost", action, ...(eventId === undefined ? {} : { eventId }), error: error instanceof Error ? error.message : String(error) });
 }
 
 /** Hand `event` to `sink`; resolves once it is recorded, never rejects. */
@@ -142,9 +156,21 @@ function record(sink: EventSink, event: RegistryEvent, log: LogHook): Promise<vo
   try {
     const recorded = sink.record(event) as PromiseLike<void> | undefined;
     if (recorded === RECORDED || typeof recorded?.then !== "function") return RECORDED;
-    return Promise.resolve(recorded).then(undefined, (error) => sinkFailed(log, event, error));
+    return Promise.resolve(recorded).then(undefined, (error) => sinkFailed(log, event.action, event.id, error));
   } catch (error) {
-    sinkFailed(log, event, error);
+    sinkFailed(log, event.action, event.id, error);
+    return RECORDED;
+  }
+}
+
+/** Hand `parts` to a sink that takes them; as {@link record}. */
+function recordParts(sink: PartsSink, parts: EventParts, source: EventSource, request: Request | undefined, log: LogHook): Promise<void> {
+  try {
+    const recorded = sink[RECORD_PARTS](parts, source, request) as PromiseLike<void> | undefined;
+    if (recorded === RECORDED || typeof recorded?.then !== "function") return RECORDED;
+    return Promise.resolve(recorded).then(undefined, (error) => sinkFailed(log, parts.action, undefined, error));
+  } catch (error) {
+    sinkFailed(log, parts.action, undefined, error);
     return RECORDED;
   }
 }

@@ -20,12 +20,13 @@
  */
 import { silent } from "../http/log.js";
 import { readAll } from "../util/streams.js";
-import { DeliveryError, post, resolveEndpoint, wants, type ResolvedEndpoint } from "./endpoint.js";
-import { RECORDED } from "./hook.js";
+import { DeliveryError, post, resolveEndpoint, takes, type ResolvedEndpoint } from "./endpoint.js";
+import { RECORDED, RECORD_PARTS, type EventParts, type PartsSink } from "./hook.js";
 import { Lease } from "./lease.js";
 import type { Notifier, NotifierOptions } from "./notifier-options.js";
 import { PassLoop } from "./pass-loop.js";
-import type { RegistryEvent } from "./model.js";
+import type { EventAction, EventSource, RegistryEvent } from "./model.js";
+import { requestParts } from "./request.js";
 import { EventLines } from "./event-json.js";
 import { LineBuffer, decodeLines, envelope, type LineRange, type ObjectLines } from "./outbox-format.js";
 
@@ -147,27 +148,46 @@ export function createNotifier(options: NotifierOptions): Notifier {
     return writeBuffered().catch((error) => log({ level: "error", msg: "event outbox write failed: pull events lost", count, error: String(error) }));
   };
 
-  /** Serialize `event` into the buffer of every endpoint that takes it; whether any did. */
-  const take = (event: RegistryEvent): boolean => {
-    let line: Uint8Array | undefined;
-    for (let i = 0; i < states.length; i++) {
-      if (!wants(states[i]!.endpoint, event)) continue;
-      line ??= lines.encode(event);
-      buffered[i]!.push(line);
-    }
-    return line !== undefined;
+  /** The first endpoint that takes an event, or -1. */
+  const firstTaker = (action: EventAction, mediaType: string | undefined): number => {
+    for (let i = 0; i < states.length; i++) if (takes(states[i]!.endpoint, action, mediaType)) return i;
+    return -1;
+  };
+  /** Add `line` to the buffer of endpoint `first` and of every later one that takes the event. */
+  const pushLine = (first: number, action: EventAction, mediaType: string | undefined, line: Uint8Array): void => {
+    buffered[first]!.push(line);
+    for (let i = first + 1; i < states.length; i++) if (takes(states[i]!.endpoint, action, mediaType)) buffered[i]!.push(line);
+  };
+  /** An event is in the buffers: write it now, or (a pull) with the next write. */
+  const buffer = (action: EventAction): Promise<void> => {
+    if (action !== "pull") return writeBuffered();
+    bufferedPulls += 1;
+    if (buffered.some((b) => b.size >= PULL_BUFFER_BYTES)) void flush();
+    else flushTimer ??= setTimeout(() => void flush(), pullFlushMs);
+    // A full batch wakes a waiting delivery loop (cheapest test first: this runs for every pull).
+    if (states.some((state) => state.buffer.count >= state.batchLimit) && loop.idle && lease.held) loop.wake();
+    return RECORDED;
   };
 
   const record = (event: RegistryEvent): Promise<void> => {
     try {
-      if (!take(event)) return RECORDED;
-      if (event.action !== "pull") return writeBuffered();
-      bufferedPulls += 1;
-      if (buffered.some((b) => b.size >= PULL_BUFFER_BYTES)) void flush();
-      else flushTimer ??= setTimeout(() => void flush(), pullFlushMs);
-      // A full batch wakes a waiting delivery loop (cheapest test first: this runs for every pull).
-      if (states.some((state) => state.buffer.count >= state.batchLimit) && loop.idle && lease.held) loop.wake();
-      return RECORDED;
+      const first = firstTaker(event.action, event.target.mediaType);
+      if (first < 0) return RECORDED;
+      pushLine(first, event.action, event.target.mediaType, lines.encode(event));
+      return buffer(event.action);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
+
+  /** `record` for an event given by its parts (see `RECORD_PARTS`): its line is written without an event object. */
+  const recordParts = (parts: EventParts, source: EventSource, request: Request | undefined): Promise<void> => {
+    try {
+      const { action, target } = parts;
+      const first = firstTaker(action, target.mediaType);
+      if (first < 0) return RECORDED;
+      pushLine(first, action, target.mediaType, lines.encodeParts(action, target, parts.actor, source, request ? requestParts(request) : undefined));
+      return buffer(action);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -245,21 +265,27 @@ export function createNotifier(options: NotifierOptions): Notifier {
     return queueSent ? sent + (await deliverBuffered(state)) : sent;
   };
 
-  /** Whether `state`'s pulls in memory are due for delivery from there: a full batch, or half the flush bound. */
-  const due = (state: EndpointState, now: number): boolean =>
-    state.buffer.count > 0 && (state.buffer.count >= state.batchLimit || now - state.buffer.since >= pullFlushMs / 2);
+  /**
+   * How many of `state`'s pulls in memory are due for delivery from there:
+   * all once the oldest has waited half the flush bound, else whole batches.
+   */
+  const due = (state: EndpointState, now: number): number => {
+    const count = state.buffer.count;
+    if (count === 0 || now - state.buffer.since >= pullFlushMs / 2) return count;
+    return count - (count % state.batchLimit);
+  };
 
   /**
-   * Send `state`'s pulls from memory (its queue in storage is empty): they are
-   * never written if the endpoint takes them. What it refuses is written under
-   * a name drawn before any later write, so the queue keeps their order.
+   * Send `state`'s due pulls from memory (its queue in storage is empty): they
+   * are never written if the endpoint takes them. What it refuses is written
+   * under a name drawn before any later write, so the queue keeps their order.
    */
   const deliverBuffered = async (state: EndpointState): Promise<number> => {
-    if (!due(state, Date.now())) return 0;
+    const count = due(state, Date.now());
+    if (count === 0) return 0;
     const name = nextName();
-    const taken = state.buffer.take();
+    const taken = state.buffer.takeFirst(count);
     if (buffered.every((b) => b.count === 0)) disarmFlush();
-    const count = taken.starts.length;
     let sent = 0;
     while (sent < count) {
       const to = Math.min(count, sent + state.batchLimit);
@@ -268,12 +294,14 @@ export function createNotifier(options: NotifierOptions): Notifier {
         await post(state.endpoint, envelope([{ lines: taken, from: sent, to }]), send);
       } catch (error) {
         failedDelivery(state, to - sent, error);
-        await writeRest(`${queue(state.endpoint)}/${name}`, taken.bytes.subarray(taken.starts[sent]!), count - sent);
+        await writeRest(`${queue(state.endpoint)}/${name}`, taken.bytes.slice(taken.starts[sent]!), count - sent);
         return sent;
       }
       state.failures = 0;
       sent = to;
     }
+    // Every envelope is built (a copy): the lines' array can take the next pulls.
+    state.buffer.recycle(taken.bytes);
     return sent;
   };
 
@@ -317,8 +345,9 @@ export function createNotifier(options: NotifierOptions): Notifier {
   };
   const loop = new PassLoop(deliverOnce, idleWait, log);
 
-  return {
+  const notifier: Notifier & PartsSink = {
     record,
+    [RECORD_PARTS]: recordParts,
     flush,
     deliverOnce,
     start: () => loop.start(),
@@ -329,4 +358,5 @@ export function createNotifier(options: NotifierOptions): Notifier {
       await lease.release().catch(() => {});
     },
   };
+  return notifier;
 }

@@ -27,6 +27,8 @@ export class LineBuffer {
   #starts: number[] = [];
   #ends: number[] = [];
   #since = 0;
+  /** An array given back by `recycle`, used by the next `takeFirst`. */
+  #spare: Uint8Array<ArrayBuffer> | undefined;
 
   /** Bytes held. */
   get size(): number {
@@ -59,13 +61,41 @@ export class LineBuffer {
     this.#bytes[this.#size++] = NEWLINE;
   }
 
-  /** The lines held (their bytes are an outbox object), and empty the buffer. */
+  /** The lines held (their bytes are an outbox object, in an array of their own), and empty the buffer. */
   take(): ObjectLines & { bytes: Uint8Array<ArrayBuffer> } {
     const taken = { bytes: this.#bytes.slice(0, this.#size), starts: this.#starts, ends: this.#ends };
     this.#size = 0;
     this.#starts = [];
     this.#ends = [];
     return taken;
+  }
+
+  /**
+   * The first `count` lines held, without copying them: their bytes are a view
+   * of the buffer's array, which the buffer gives up (it goes on in its spare
+   * one, or a new one, with the lines after `count`). Give the array back with
+   * {@link recycle} once nothing reads the view any more. The lines kept stay
+   * as old as the oldest taken for {@link since}: a bound met early, never late.
+   */
+  takeFirst(count: number): ObjectLines & { bytes: Uint8Array<ArrayBuffer> } {
+    const all = count >= this.#starts.length;
+    const cut = all ? this.#size : this.#starts[count]!;
+    const taken = { bytes: this.#bytes.subarray(0, cut), starts: all ? this.#starts : this.#starts.slice(0, count), ends: all ? this.#ends : this.#ends.slice(0, count) };
+    const rest = this.#size - cut;
+    const spare = this.#spare;
+    const next = spare !== undefined && spare.length >= rest ? spare : new Uint8Array(Math.max(64 * 1024, this.#bytes.length));
+    this.#spare = undefined;
+    next.set(this.#bytes.subarray(cut, this.#size));
+    this.#starts = all ? [] : this.#starts.slice(count).map((at) => at - cut);
+    this.#ends = all ? [] : this.#ends.slice(count).map((at) => at - cut);
+    this.#bytes = next;
+    this.#size = rest;
+    return taken;
+  }
+
+  /** Take back an array that {@link takeFirst} gave out, once its lines were sent. */
+  recycle(bytes: Uint8Array<ArrayBuffer>): void {
+    if (this.#spare === undefined && bytes.buffer !== this.#bytes.buffer) this.#spare = new Uint8Array(bytes.buffer);
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { RegistryEvent } from "../../src/events/index.js";
+import { RECORD_PARTS, type PartsSink } from "../../src/events/hook.js";
 import type { LogEvent } from "../../src/http/log.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
 import { bytes, makeRegistry, pushBlob, pushImage, req, sha256 } from "../registry/helpers.js";
@@ -118,5 +119,23 @@ describe("registry onEvent", () => {
     const registry = makeRegistry({ log: (e) => void logged.push(e), onEvent: { record: () => Promise.reject(new Error("disk gone")) } });
     await pushBlob(registry, "x", "hello");
     expect(logged.filter((e) => e.msg === "event sink failed: the event is lost").map((e) => e.action)).toEqual(["upload.started", "repository.created", "push"]);
+  });
+
+  it("a sink taking events as parts (the notifier's path) that throws or rejects is logged the same way, and the request still succeeds", async () => {
+    const logged: LogEvent[] = [];
+    let calls = 0;
+    const throwing: PartsSink = {
+      record: () => Promise.reject(new Error("not used")),
+      [RECORD_PARTS]: () => {
+        calls += 1;
+        if (calls % 2 === 1) throw new Error("encoder bug");
+        return Promise.reject(new Error("disk gone"));
+      },
+    };
+    const registry = makeRegistry({ log: (e) => void logged.push(e), onEvent: throwing });
+    await pushBlob(registry, "x", "hello");
+    const failures = logged.filter((e) => e.msg === "event sink failed: the event is lost");
+    expect(failures.map((e) => [e.action, e.error])).toEqual([["upload.started", "encoder bug"], ["repository.created", "disk gone"], ["push", "encoder bug"]]);
+    expect(calls).toBe(3);
   });
 });

@@ -4,7 +4,7 @@
  * random prefix), and after the counter runs out.
  */
 import { describe, expect, it } from "vitest";
-import { IdSpace, nextId } from "../../src/events/ids.js";
+import { IdSpace, counterInto, nextId, nextIdInto } from "../../src/events/ids.js";
 
 const UUID_V8 = /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -32,5 +32,39 @@ describe("event ids", () => {
     expect(new Set(ids).size).toBe(12);
     expect(new Set(ids.map((id) => id.slice(0, 24))).size).toBe(3);
     for (const id of ids) expect(id).toMatch(UUID_V8);
+  });
+
+  it("written as bytes (into an outbox line) they are the ids `next` gives, in the same sequence", () => {
+    const space = new IdSpace(6);
+    const ascii = new TextDecoder("ascii");
+    const out = new Uint8Array(40).fill(0x2a);
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      if (i % 3 === 0) {
+        expect(space.nextInto(out, 2)).toBe(38);
+        ids.push(ascii.decode(out.subarray(2, 38)));
+      } else {
+        ids.push(space.next());
+      }
+    }
+    expect([out[0], out[1], out[38], out[39]]).toEqual([0x2a, 0x2a, 0x2a, 0x2a]); // nothing written outside
+    for (const id of ids) expect(id).toMatch(UUID_V8);
+    expect(new Set(ids).size).toBe(20);
+    // Counters 0..5 under each prefix, in order, whichever way each id was made.
+    expect(ids.map((id) => parseInt(id.slice(24), 16))).toEqual(Array.from({ length: 20 }, (_, i) => i % 6));
+    const shared = new Uint8Array(36);
+    nextIdInto(shared, 0);
+    const after = nextId();
+    expect(ascii.decode(shared).slice(0, 24)).toBe(after.slice(0, 24));
+    expect(parseInt(after.slice(24), 16)).toBe(parseInt(ascii.decode(shared).slice(24), 16) + 1);
+  });
+
+  it("writes every counter up to 2^48 - 1 as the 12 hex digits of toString(16)", () => {
+    const out = new Uint8Array(12);
+    const ascii = new TextDecoder("ascii");
+    for (const n of [0, 1, 15, 16, 255, 0xffffff, 0x1000000, 0x1000001, 0xabcdef123456, 2 ** 32, 2 ** 32 - 1, 2 ** 48 - 1, 123456789012345]) {
+      expect(counterInto(out, 0, n)).toBe(12);
+      expect(ascii.decode(out)).toBe(n.toString(16).padStart(12, "0"));
+    }
   });
 });

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { EVENTS_MEDIA_TYPE, createNotifier, type Notifier, type WebhookPost } from "../../src/events/index.js";
+import { EVENTS_MEDIA_TYPE, createNotifier, type Notifier, type RegistryEvent, type WebhookPost } from "../../src/events/index.js";
 import { nodeWebhookPost } from "../../src/node/index.js";
 import { fsStorage } from "../../src/storage/fs/index.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
@@ -265,13 +265,35 @@ describe("createNotifier, pulls delivered from memory", () => {
     await pull(registry, 12);
     // Pulls are due after half the bound (4 s): before that, only full batches (woken at once) can have gone.
     await waitFor(() => sink.events().length >= 10, "two full batches", 3_500);
+    // The 2 after them wait for the bound, though they were in memory when those were sent.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(Date.now() - t0).toBeLessThan(3_500);
+    expect(sink.events()).toHaveLength(10);
     await waitFor(() => sink.events().length === 12, "the rest");
     expect(Date.now() - t0).toBeLessThan(8_000); // before the flush bound
     await n.flush(); // nothing is left to write
     expect(writes).toEqual([]);
-    expect(sink.envelopes.every((e) => e.events.length <= 5)).toBe(true);
+    // Whole batches only while the bound is not reached, however many pulls came in while a pass started.
+    expect(sink.envelopes.map((e) => e.events.length)).toEqual([5, 5, 2]);
     expect(sink.events().map((e) => e.action)).toEqual(Array(12).fill("pull"));
     expect(new Set(sink.events().map((e) => e.id)).size).toBe(12);
+  });
+
+  it("a function listener beside the notifier sees each event as delivered (same id, same fields)", async () => {
+    const sink = await receiver();
+    const storage = memoryStorage();
+    const n = notifierWith(storage, [{ name: "ci", url: sink.url }]);
+    n.start();
+    const heard: RegistryEvent[] = [];
+    const registry = makeRegistry({ storage, onEvent: [n, (event) => void heard.push(event)] });
+    await pushImage(registry, "a", "v1");
+    await pull(registry, 3);
+    await waitFor(() => sink.events().length === heard.filter((e) => e.action !== "upload.started" && e.action !== "repository.created").length && heard.length > 0, "every Distribution event");
+    const delivered = sink.events();
+    expect(delivered.filter((e) => e.action === "pull")).toHaveLength(3);
+    // The endpoint gets no references (includeReferences is off); everything else is the listener's event.
+    const byId = new Map(heard.map(({ target: { references: _r, ...target }, ...e }) => [e.id, JSON.parse(JSON.stringify({ ...e, target })) as unknown]));
+    for (const event of delivered) expect(byId.get(event.id)).toEqual(event);
   });
 
   it("pulls the endpoint refuses from memory are written in their place: delivered before a later push, each once", async () => {

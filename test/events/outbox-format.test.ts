@@ -9,6 +9,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { RegistryEvent } from "../../src/events/index.js";
 import { EventLines } from "../../src/events/event-json.js";
+import { requestParts, requestRecord } from "../../src/events/request.js";
+import { lightRequest } from "../../src/node/light-request.js";
 import { LineBuffer, decodeLines, envelope, type ObjectLines } from "../../src/events/outbox-format.js";
 
 const source = { instanceID: "3f1c2a9e-0b7d-4c55-9e61-2d8f0a6b7c11" };
@@ -105,6 +107,65 @@ describe("EventLines", () => {
   });
 });
 
+describe("EventLines.encodeParts (an event written from its parts, without an event object)", () => {
+  const UUID_V8 = /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+  const str = fc.oneof(fc.constantFrom("a", "team/app", "r.example", "skopeo/1.13"), fc.string({ unit: "binary", maxLength: 12 }));
+  const num = fc.oneof(fc.constantFrom(0, 790), fc.integer());
+  const sources = [source, { instanceID: "b", addr: "r:5000" }];
+  // Header lines as a client may send them: any case, repeated, blank, absent.
+  const headerName = fc.constantFrom("Host", "host", "HOST", "User-Agent", "user-agent", "X-Request-Id", "x-request-id", "X-Forwarded-For", "X-Real-Ip", "Accept", "Authorization");
+  const request = fc.record({
+    method: fc.constantFrom("GET", "HEAD", "get", "Put", "DELETE"),
+    lines: fc.array(fc.tuple(headerName, fc.oneof(str, fc.constantFrom(" ", "", "10.0.0.1, 10.0.0.2", " spaced "))), { maxLength: 6 }),
+  });
+
+  it("any parts give a line that is its own JSON, with the event emitter's fields: fresh UUID ids, the request record of requestRecord", () => {
+    fc.assert(
+      fc.property(
+        fc.boolean(),
+        fc.array(
+          fc.record({
+            action: fc.constantFrom("pull", "push", "delete", "mount"),
+            target: fc.record({ mediaType: str, digest: str, size: num, length: num, repository: str, url: str, tag: str, references: fc.array(fc.record({ digest: str, size: num }), { maxLength: 2 }) }, { requiredKeys: [] }),
+            actor: fc.option(str, { nil: undefined }),
+            source: fc.constantFrom(...sources),
+            request: fc.option(request, { nil: undefined }),
+          }),
+          { minLength: 1, maxLength: 20 },
+        ),
+        (includeReferences, events) => {
+          const lines = new EventLines(includeReferences);
+          const seen = new Set<string>();
+          for (const e of events) {
+            // The Node adapter's light request: header lines as received (the path a registry behind node:http takes).
+            const req = e.request && lightRequest({ method: e.request.method, url: "http://fallback.example:5000/v2/", pairs: e.request.lines.map(([n, v]) => [n, v]), signal: () => new AbortController().signal });
+            const line = text(lines.encodeParts(e.action, e.target, e.actor, e.source, req && requestParts(req)));
+            const parsed = JSON.parse(line) as RegistryEvent;
+            // The line is the JSON of what it parses to (its own key order): the bytes JSON.stringify gives.
+            expect(line).toBe(JSON.stringify(parsed));
+            expect(parsed.id).toMatch(UUID_V8);
+            expect(seen.has(parsed.id)).toBe(false);
+            seen.add(parsed.id);
+            expect(Number.isNaN(Date.parse(parsed.timestamp))).toBe(false);
+            expect(parsed.timestamp).toBe(new Date(parsed.timestamp).toISOString());
+            const target = includeReferences ? e.target : Object.fromEntries(Object.entries(e.target).filter(([k]) => k !== "references"));
+            const expected: Record<string, unknown> = { id: parsed.id, timestamp: parsed.timestamp, action: e.action, target, actor: e.actor ? { name: e.actor } : {}, source: e.source };
+            if (req) {
+              const record = requestRecord(req);
+              const given = requestParts(req).id;
+              if (given !== undefined) expect(parsed.request!.id).toBe(given);
+              else expect(parsed.request!.id).toMatch(UUID_V8);
+              expected.request = { ...record, id: parsed.request!.id };
+            }
+            expect(line).toBe(JSON.stringify(expected));
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
+
 describe("outbox objects and envelopes", () => {
   it("a line buffer's bytes read back as its lines; an envelope of them parses to the events in order", () => {
     const lines = new EventLines(false);
@@ -146,5 +207,35 @@ describe("outbox objects and envelopes", () => {
     const read = decodeLines(damaged);
     expect(read.skipped).toBe(1);
     expect(ids(read)).toEqual(["id-1", "id-3"]);
+  });
+
+  it("takeFirst gives the first lines without a copy and keeps the rest, in order; a recycled array takes the next lines", () => {
+    const lines = new EventLines(false);
+    const buffer = new LineBuffer();
+    const json = (i: number): string => text(lines.encode(pull(i)));
+    for (let i = 0; i < 25; i++) buffer.push(lines.encode(pull(i)));
+    const before = buffer.since;
+    const first = buffer.takeFirst(10);
+    expect(first.starts.length).toBe(10);
+    expect(first.starts.map((start, i) => text(first.bytes.subarray(start, first.ends[i])))).toEqual(Array.from({ length: 10 }, (_, i) => json(i)));
+    expect(buffer.count).toBe(15);
+    expect(buffer.since).toBe(before); // the kept lines count as old as the oldest taken
+    for (let i = 25; i < 30; i++) buffer.push(lines.encode(pull(i)));
+    // The array given out is not written while it is out...
+    const snapshot = first.bytes.slice();
+    for (let i = 30; i < 40; i++) buffer.push(lines.encode(pull(i)));
+    expect(first.bytes).toEqual(snapshot);
+    // ...and once back, the next takeFirst hands the buffer's lines over and goes on in it.
+    buffer.recycle(first.bytes);
+    const second = buffer.takeFirst(5);
+    const rest = buffer.takeFirst(buffer.count);
+    expect(buffer.count).toBe(0);
+    expect(buffer.size).toBe(0);
+    const all = [second, rest].flatMap((taken) => taken.starts.map((start, i) => text(taken.bytes.subarray(start, taken.ends[i]))));
+    expect(all).toEqual(Array.from({ length: 30 }, (_, i) => json(i + 10)));
+    expect(rest.bytes.buffer === first.bytes.buffer || second.bytes.buffer === first.bytes.buffer).toBe(true);
+    // What a taken range holds reads back as an outbox object, newline after each line.
+    const read = decodeLines(rest.bytes);
+    expect(read.starts.length).toBe(rest.starts.length);
   });
 });

@@ -1,0 +1,32 @@
+/**
+ * An event's timestamp: now in RFC 3339 (`Date#toISOString`), formatted once
+ * per millisecond, since a busy registry has many events in one; as a string
+ * for an event object and as ASCII bytes for an outbox line.
+ *
+ * @module
+ */
+
+let lastMs = -1;
+let lastTimestamp = "";
+let lastBytes = new Uint8Array(0);
+
+function refresh(now: number): void {
+  lastMs = now;
+  lastTimestamp = new Date(now).toISOString();
+  lastBytes = new Uint8Array(0);
+}
+
+/** Now in RFC 3339. */
+export function timestampNow(): string {
+  const now = Date.now();
+  if (now !== lastMs) refresh(now);
+  return lastTimestamp;
+}
+
+/** Now in RFC 3339 as ASCII bytes (24 of them until the year 10000; the caller makes room for 27). */
+export function timestampBytesNow(): Uint8Array {
+  const now = Date.now();
+  if (now !== lastMs) refresh(now);
+  if (lastBytes.length === 0) lastBytes = Uint8Array.from(lastTimestamp, (c) => c.charCodeAt(0));
+  return lastBytes;
+}
