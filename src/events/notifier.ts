@@ -29,6 +29,7 @@ import type { EventAction, EventSource, RegistryEvent } from "./model.js";
 import { requestParts } from "./request.js";
 import { EventLines } from "./event-json.js";
 import { LineBuffer, decodeLines, envelope, type LineRange, type ObjectLines } from "./outbox-format.js";
+import { WrittenObjects } from "./written-objects.js";
 
 interface EndpointState {
   endpoint: ResolvedEndpoint;
@@ -105,19 +106,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
   let writesStarted = 0;
   // What this process wrote, by key, for its own delivery pass: only while it holds the lease (another holder
   // would deliver and delete those objects), and dropped once delivered.
-  const written = new Map<string, ObjectLines>();
-  let writtenBytes = 0;
-  const keep = (key: string, lines: ObjectLines): void => {
-    if (!lease.held || writtenBytes + lines.bytes.length > KEEP_WRITTEN_BYTES) return;
-    written.set(key, lines);
-    writtenBytes += lines.bytes.length;
-  };
-  const forget = (key: string): void => {
-    const lines = written.get(key);
-    if (lines === undefined) return;
-    written.delete(key);
-    writtenBytes -= lines.bytes.length;
-  };
+  const written = new WrittenObjects(KEEP_WRITTEN_BYTES);
   /** The buffers were emptied: no flush is due until the next pull. */
   const disarmFlush = (): void => {
     if (flushTimer) clearTimeout(flushTimer);
@@ -139,7 +128,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
     return chained(() => Promise.all(writes.map(async (w) => {
       if (!w) return;
       await storage.write(w.key, w.lines.bytes);
-      keep(w.key, w.lines);
+      if (lease.held) written.keep(w.key, w.lines);
     })));
   };
   const flush = (): Promise<void> => {
@@ -258,7 +247,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
       state.progress = object === undefined ? undefined : { key: object.key, at: object.at };
       for (const key of emptied) {
         await storage.delete(key);
-        forget(key);
+        written.forget(key);
       }
     }
     const queueSent = lease.held && keys.length < 1000 && next >= keys.length && object === undefined && writesStarted === listedAfter;
@@ -328,7 +317,6 @@ export function createNotifier(options: NotifierOptions): Notifier {
   const deliverOnce = async (): Promise<number> => {
     if (!(await lease.acquire())) {
       written.clear();
-      writtenBytes = 0;
       return 0;
     }
     let sent = 0;
