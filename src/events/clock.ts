@@ -13,7 +13,7 @@ let lastBytes = new Uint8Array(0);
 function refresh(now: number): void {
   lastMs = now;
   lastTimestamp = new Date(now).toISOString();
-  lastBytes = new Uint8Array(0);
+  lastBytes = Uint8Array.from(lastTimestamp, (c) => c.charCodeAt(0));
 }
 
 /** Now in RFC 3339. */
@@ -27,6 +27,5 @@ export function timestampNow(): string {
 export function timestampBytesNow(): Uint8Array {
   const now = Date.now();
   if (now !== lastMs) refresh(now);
-  if (lastBytes.length === 0) lastBytes = Uint8Array.from(lastTimestamp, (c) => c.charCodeAt(0));
   return lastBytes;
 }

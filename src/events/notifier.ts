@@ -283,6 +283,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
         await post(state.endpoint, envelope([{ lines: taken, from: sent, to }]), send);
       } catch (error) {
         failedDelivery(state, to - sent, error);
+        // A copy: a driver may keep what it is given, and the taken array is the line buffer's whole capacity.
         await writeRest(`${queue(state.endpoint)}/${name}`, taken.bytes.slice(taken.starts[sent]!), count - sent);
         return sent;
       }

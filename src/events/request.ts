@@ -19,75 +19,56 @@ function clip(value: string | null | undefined): string | undefined {
   return trimmed === "" ? undefined : trimmed.slice(0, MAX_FIELD);
 }
 
-/** The headers an event reads (always all five fields, so that every `Read` has one shape). */
-interface Read {
-  host: string | undefined;
-  userAgent: string | undefined;
-  requestId: string | undefined;
-  forwardedFor: string | undefined;
-  realIp: string | undefined;
-}
+/** The headers an event reads, by their slot in a {@link Read}. */
+const HOST = 0;
+const USER_AGENT = 1;
+const REQUEST_ID = 2;
+const FORWARDED_FOR = 3;
+const REAL_IP = 4;
+/** Their lower-case names, by slot. */
+const NAMES = ["host", "user-agent", "x-request-id", "x-forwarded-for", "x-real-ip"];
 
-/** Which wanted header a line is (numbers, so that the scan compares no strings twice). */
-const Wanted = { None: 0, Host: 1, UserAgent: 2, RequestId: 3, ForwardedFor: 4, RealIp: 5 } as const;
-type Wanted = (typeof Wanted)[keyof typeof Wanted];
+/** The values of the headers an event reads, by slot: one array shape whichever of them a request has. */
+type Read = (string | undefined)[];
 
 /** Whether `name` is `lower` in any case; `canonical` is the usual spelling (HTTP clients send it), compared first without a copy. */
 function named(name: string, lower: string, canonical: string): boolean {
   return name === canonical || name === lower || name.toLowerCase() === lower;
 }
 
-/** The wanted header a line's name is, if any (by length first: most lines are none of them). */
-function wanted(name: string): Wanted {
+/** The slot of the wanted header a line's name is, or -1 (by length first: most lines are none of them). */
+function slotOf(name: string): number {
   switch (name.length) {
     case 4:
-      return named(name, "host", "Host") ? Wanted.Host : Wanted.None;
+      return named(name, "host", "Host") ? HOST : -1;
     case 9:
-      return named(name, "x-real-ip", "X-Real-Ip") ? Wanted.RealIp : Wanted.None;
+      return named(name, "x-real-ip", "X-Real-Ip") ? REAL_IP : -1;
     case 10:
-      return named(name, "user-agent", "User-Agent") ? Wanted.UserAgent : Wanted.None;
+      return named(name, "user-agent", "User-Agent") ? USER_AGENT : -1;
     case 12:
-      return named(name, "x-request-id", "X-Request-Id") ? Wanted.RequestId : Wanted.None;
+      return named(name, "x-request-id", "X-Request-Id") ? REQUEST_ID : -1;
     case 15:
-      return named(name, "x-forwarded-for", "X-Forwarded-For") ? Wanted.ForwardedFor : Wanted.None;
+      return named(name, "x-forwarded-for", "X-Forwarded-For") ? FORWARDED_FOR : -1;
     default:
-      return Wanted.None;
+      return -1;
   }
 }
 
-/** `before` and `value` as one header value (repeated lines joined with ", ", as `Headers.get` does). */
-const joined = (before: string | undefined, value: string): string => (before === undefined ? value : `${before}, ${value}`);
-
 function fromPairs(pairs: HeaderPairs): Read {
-  const read: Read = { host: undefined, userAgent: undefined, requestId: undefined, forwardedFor: undefined, realIp: undefined };
+  const read: Read = [undefined, undefined, undefined, undefined, undefined];
   for (let i = 0; i < pairs.length; i++) {
     const pair = pairs[i]!;
-    switch (wanted(pair[0])) {
-      case Wanted.None:
-        break;
-      case Wanted.Host:
-        read.host = joined(read.host, pair[1]);
-        break;
-      case Wanted.UserAgent:
-        read.userAgent = joined(read.userAgent, pair[1]);
-        break;
-      case Wanted.RequestId:
-        read.requestId = joined(read.requestId, pair[1]);
-        break;
-      case Wanted.ForwardedFor:
-        read.forwardedFor = joined(read.forwardedFor, pair[1]);
-        break;
-      case Wanted.RealIp:
-        read.realIp = joined(read.realIp, pair[1]);
-        break;
-    }
+    const slot = slotOf(pair[0]);
+    if (slot < 0) continue;
+    // Repeated lines joined with ", ", as `Headers.get` does.
+    const before = read[slot];
+    read[slot] = before === undefined ? pair[1] : `${before}, ${pair[1]}`;
   }
   return read;
 }
 
 function fromHeaders(headers: Headers): Read {
-  const get = (name: string): string | undefined => headers.get(name) ?? undefined;
-  return { host: get("host"), userAgent: get("user-agent"), requestId: get("x-request-id"), forwardedFor: get("x-forwarded-for"), realIp: get("x-real-ip") };
+  return NAMES.map((name) => headers.get(name) ?? undefined);
 }
 
 /** An event's request record whose `id` is the one the client sent (`X-Request-Id`), if any. */
@@ -97,7 +78,7 @@ export type RequestParts = Omit<EventRequest, "id"> & { id: string | undefined }
 export function requestParts(request: Request): RequestParts {
   const pairs = headerPairs(request);
   const headers = pairs ? fromPairs(pairs) : fromHeaders(request.headers);
-  let host = clip(headers.host);
+  let host = clip(headers[HOST]);
   if (host === undefined) {
     try {
       host = new URL(request.url).host;
@@ -105,15 +86,15 @@ export function requestParts(request: Request): RequestParts {
       // keep it absent
     }
   }
-  const forwarded = clip(headers.forwardedFor)?.split(",")[0]?.trim();
+  const forwarded = clip(headers[FORWARDED_FOR])?.split(",")[0]?.trim();
   const method = request.method;
   const record: RequestParts = {
-    id: clip(headers.requestId),
+    id: clip(headers[REQUEST_ID]),
     // Clients send the usual methods in upper case already: no copy for them.
     method: method === "GET" || method === "HEAD" ? method : method.toUpperCase(),
-    useragent: clip(headers.userAgent) ?? "",
+    useragent: clip(headers[USER_AGENT]) ?? "",
   };
-  const addr = forwarded || clip(headers.realIp);
+  const addr = forwarded || clip(headers[REAL_IP]);
   if (addr) record.addr = addr;
   if (host) record.host = host;
   return record;

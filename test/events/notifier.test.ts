@@ -288,7 +288,10 @@ describe("createNotifier, pulls delivered from memory", () => {
     const registry = makeRegistry({ storage, onEvent: [n, (event) => void heard.push(event)] });
     await pushImage(registry, "a", "v1");
     await pull(registry, 3);
-    await waitFor(() => sink.events().length === heard.filter((e) => e.action !== "upload.started" && e.action !== "repository.created").length && heard.length > 0, "every Distribution event");
+    // Listeners run in a later task and pulls go after half the flush bound: wait for both to have all three.
+    const pulls = (events: RegistryEvent[]): number => events.filter((e) => e.action === "pull").length;
+    await waitFor(() => pulls(sink.events()) === 3 && pulls(heard) === 3, "the three pulls, delivered and heard");
+    await waitFor(() => sink.events().length === heard.filter((e) => e.action !== "upload.started" && e.action !== "repository.created").length, "every Distribution event");
     const delivered = sink.events();
     expect(delivered.filter((e) => e.action === "pull")).toHaveLength(3);
     // The endpoint gets no references (includeReferences is off); everything else is the listener's event.
