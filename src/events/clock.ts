@@ -23,9 +23,12 @@ export function timestampNow(): string {
   return lastTimestamp;
 }
 
-/** Now in RFC 3339 as ASCII bytes (24 of them until the year 10000; the caller makes room for 27). */
-export function timestampBytesNow(): Uint8Array {
-  const now = Date.now();
-  if (now !== lastMs) refresh(now);
+/**
+ * The time `ms` (milliseconds since the epoch) in RFC 3339 as ASCII bytes: 24
+ * of them until the year 10000, 27 after. Kept for the last millisecond asked
+ * (events are written in the order they happened, many in one millisecond).
+ */
+export function timestampBytesAt(ms: number): Uint8Array {
+  if (ms !== lastMs) refresh(ms);
   return lastBytes;
 }

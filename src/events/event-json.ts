@@ -8,26 +8,18 @@
  * same host), actor and source, and a client's requests the same method,
  * user agent, address and host. So the bytes from `"action"` to the end of
  * `"source"`, and those of the request after its id, are kept for the next
- * event that has equal fields; an event then costs copying two templates and
- * writing three short strings, not a serialization.
+ * event that has equal fields: an event is these two templates, its ids and
+ * its time (a record of PendingEvents, pending-events.ts), and its line is
+ * copying the templates and writing three short strings, not a serialization.
  *
  * @module
  */
-import { timestampBytesNow } from "./clock.js";
-import { nextIdInto } from "./ids.js";
 import type { EventAction, EventSource, EventTarget, RegistryEvent } from "./model.js";
+import { PendingEvents } from "./pending-events.js";
 import type { RequestParts } from "./request.js";
 
 const encoder = new TextEncoder();
 const bytesOf = (text: string): Uint8Array => encoder.encode(text);
-const ID = bytesOf('{"id":');
-const TIMESTAMP = bytesOf(',"timestamp":');
-const REQUEST_ID = bytesOf(',"request":{"id":');
-const CLOSE_REQUEST = bytesOf("}}");
-const CLOSE = bytesOf("}");
-const QUOTE = 0x22;
-/** Room for a drawn id or a timestamp with their quotes. */
-const STAMP_ROOM = 40;
 
 /** Templates kept (a registry's pulls repeat a few images). */
 const KEPT = 16;
@@ -48,7 +40,7 @@ interface Template {
 /** The request fields after the id, as both kinds of record have them. */
 type Request = Omit<RequestParts, "id">;
 
-/** Serializes events into outbox lines; one per notifier (its `includeReferences` and its templates). */
+/** The templates of event lines; one per notifier (its `includeReferences` and its templates). */
 export class EventLines {
   readonly #includeReferences: boolean;
   readonly #kept: Template[] = [];
@@ -56,8 +48,6 @@ export class EventLines {
   #lastHit = 0;
   #request: Omit<Request, "id"> | undefined;
   #requestBytes: Uint8Array = new Uint8Array(0);
-  #out: Uint8Array = new Uint8Array(4096);
-  #at = 0;
 
   constructor(includeReferences: boolean) {
     this.#includeReferences = includeReferences;
@@ -65,72 +55,38 @@ export class EventLines {
 
   /**
    * The line of `event`: the bytes of `JSON.stringify(event)`, with
-   * `target.references` only with `includeReferences`. A view valid until the
-   * next call.
+   * `target.references` only with `includeReferences`.
    */
   encode(event: RegistryEvent): Uint8Array {
-    const middle = this.#middle(event.action, event.target, event.actor.name, event.source);
-    const request = event.request;
-    const fields = request ? this.#requestFields(request) : undefined;
-    this.#at = 0;
-    this.#reserve(ID.length + TIMESTAMP.length + middle.length + REQUEST_ID.length + (fields?.length ?? 0) + CLOSE_REQUEST.length);
-    this.#bytes(ID);
-    this.#string(event.id);
-    this.#bytes(TIMESTAMP);
-    this.#string(event.timestamp);
-    this.#bytes(middle);
-    if (request) {
-      this.#bytes(REQUEST_ID);
-      this.#string(request.id);
-      this.#bytes(fields!);
-      this.#bytes(CLOSE_REQUEST);
-    } else {
-      this.#bytes(CLOSE);
-    }
-    return this.#out.subarray(0, this.#at);
+    const one = new PendingEvents();
+    this.add(one, event);
+    return lineOf(one);
   }
 
   /**
    * The line of an event made now from its parts, with a fresh id (and a
    * fresh request id unless the client sent one): the bytes `encode` gives
-   * for the event {@link eventEmitter} would build from them, written without
-   * building it (the emitter does so for a sink that offers this). A view
-   * valid until the next call.
+   * for the event {@link eventEmitter} would build from them.
    */
   encodeParts(action: EventAction, target: EventTarget, actor: string | undefined, source: EventSource, request: RequestParts | undefined): Uint8Array {
-    const middle = this.#middle(action, target, actor || undefined, source);
-    const fields = request ? this.#requestFields(request) : undefined;
-    this.#at = 0;
-    this.#reserve(ID.length + TIMESTAMP.length + 2 * STAMP_ROOM + middle.length + REQUEST_ID.length + STAMP_ROOM + (fields?.length ?? 0) + CLOSE_REQUEST.length);
-    this.#bytes(ID);
-    this.#drawnId();
-    this.#bytes(TIMESTAMP);
-    this.#out[this.#at++] = QUOTE;
-    this.#bytes(timestampBytesNow());
-    this.#out[this.#at++] = QUOTE;
-    this.#bytes(middle);
-    if (request) {
-      this.#bytes(REQUEST_ID);
-      if (request.id === undefined) this.#drawnId();
-      else this.#string(request.id);
-      this.#bytes(fields!);
-      this.#bytes(CLOSE_REQUEST);
-    } else {
-      this.#bytes(CLOSE);
-    }
-    return this.#out.subarray(0, this.#at);
+    const one = new PendingEvents();
+    this.addParts(one, action, target, actor, source, request);
+    return lineOf(one);
   }
 
-  /** A new id of this process, in quotes (room was reserved). */
-  #drawnId(): void {
-    const out = this.#out;
-    out[this.#at] = QUOTE;
-    this.#at = nextIdInto(out, this.#at + 1);
-    out[this.#at++] = QUOTE;
+  /** Add `event` to `pending`, whose line will be what {@link encode} gives. */
+  add(pending: PendingEvents, event: RegistryEvent): void {
+    const request = event.request;
+    pending.addBuilt(this.middle(event.action, event.target, event.actor.name, event.source), request && this.requestFields(request), event.id, event.timestamp, request?.id);
+  }
+
+  /** Add an event made now from its parts to `pending` (ids drawn now), whose line will be what {@link encodeParts} gives. */
+  addParts(pending: PendingEvents, action: EventAction, target: EventTarget, actor: string | undefined, source: EventSource, request: RequestParts | undefined): void {
+    pending.addNew(this.middle(action, target, actor || undefined, source), request && this.requestFields(request), request?.id);
   }
 
   /** `,"action":…,"target":…,"actor":…,"source":…` of an event, from a kept template when one matches. */
-  #middle(action: EventAction, target: EventTarget, actor: string | undefined, source: EventSource): Uint8Array {
+  middle(action: EventAction, target: EventTarget, actor: string | undefined, source: EventSource): Uint8Array {
     const simple = isSimple(target);
     if (simple) {
       const kept = this.#kept;
@@ -161,7 +117,7 @@ export class EventLines {
   }
 
   /** The request's fields after its id (`,"method":…`); a client's requests repeat them, so the last ones are kept. */
-  #requestFields(request: Request): Uint8Array {
+  requestFields(request: Request): Uint8Array {
     const last = this.#request;
     if (last && last.method === request.method && last.useragent === request.useragent && last.addr === request.addr && last.host === request.host) return this.#requestBytes;
     const { id: _id, ...fields } = request as Request & { id?: string };
@@ -170,49 +126,12 @@ export class EventLines {
     this.#requestBytes = bytesOf(`,${JSON.stringify(fields).slice(1, -1)}`);
     return this.#requestBytes;
   }
+}
 
-  #reserve(more: number): void {
-    if (this.#at + more <= this.#out.length) return;
-    const grown = new Uint8Array(Math.max(this.#out.length * 2, this.#at + more));
-    grown.set(this.#out.subarray(0, this.#at));
-    this.#out = grown;
-  }
-
-  #bytes(bytes: Uint8Array): void {
-    const n = bytes.length;
-    if (n > 32) {
-      this.#out.set(bytes, this.#at);
-    } else {
-      // The short pieces of every line: a loop costs less than a call of `set`.
-      const out = this.#out;
-      const at = this.#at;
-      for (let i = 0; i < n; i++) out[at + i] = bytes[i]!;
-    }
-    this.#at += n;
-  }
-
-  /** `value` as a JSON string: byte by byte while it is printable ASCII without `"` or `\`, else through JSON.stringify. */
-  #string(value: string): void {
-    const n = value.length;
-    this.#reserve(n + 2);
-    const out = this.#out;
-    const start = this.#at;
-    let at = start;
-    out[at++] = 0x22;
-    for (let i = 0; i < n; i++) {
-      const c = value.charCodeAt(i);
-      if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) {
-        this.#at = start;
-        const json = JSON.stringify(value);
-        this.#reserve(json.length * 3);
-        this.#at += encoder.encodeInto(json, this.#out.subarray(this.#at)).written;
-        return;
-      }
-      out[at++] = c;
-    }
-    out[at++] = 0x22;
-    this.#at = at;
-  }
+/** The one line of `one`, without its newline. */
+function lineOf(one: PendingEvents): Uint8Array {
+  const { bytes, ends } = one.lines();
+  return bytes.subarray(0, ends[0]);
 }
 
 /**

@@ -54,15 +54,20 @@ export class IdSpace {
   }
 
   /**
-   * The next id written as 36 ASCII bytes into `out` at `at` (the caller made
-   * room), without making a string: what {@link next} would have returned.
-   * Returns the offset after it.
+   * The next id as its parts, without making a string: returns its counter;
+   * {@link prefixBytes}, read after this call, is the 24 ASCII bytes before
+   * it. The id `next` would have returned is the prefix and the counter as
+   * 12 hex digits ({@link counterInto}). An event kept in memory holds these
+   * two and is written out later, with the same id every time.
    */
-  nextInto(out: Uint8Array, at: number): number {
+  take(): number {
     if (this.#counter >= this.#limit) this.#draw();
-    const n = this.#counter++;
-    out.set(this.#prefixBytes, at);
-    return counterInto(out, at + 24, n);
+    return this.#counter++;
+  }
+
+  /** The first 24 ASCII bytes of the ids drawn since the last draw (see {@link take}). */
+  get prefixBytes(): Uint8Array {
+    return this.#prefixBytes;
   }
 
   /** The first 24 characters of every id until the next draw. */
@@ -85,7 +90,12 @@ export function nextId(): string {
   return (shared ??= new IdSpace()).next();
 }
 
-/** The next id of this process's id space, written into `out` at `at` (see {@link IdSpace.nextInto}). */
-export function nextIdInto(out: Uint8Array, at: number): number {
-  return (shared ??= new IdSpace()).nextInto(out, at);
+/** {@link IdSpace.take} on this process's id space. */
+export function takeId(): number {
+  return (shared ??= new IdSpace()).take();
+}
+
+/** {@link IdSpace.prefixBytes} of this process's id space (read after {@link takeId}). */
+export function idPrefix(): Uint8Array {
+  return (shared ??= new IdSpace()).prefixBytes;
 }

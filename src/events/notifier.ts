@@ -28,13 +28,14 @@ import { PassLoop } from "./pass-loop.js";
 import type { EventAction, EventSource, RegistryEvent } from "./model.js";
 import { requestParts } from "./request.js";
 import { EventLines } from "./event-json.js";
-import { LineBuffer, decodeLines, envelope, type LineRange, type ObjectLines } from "./outbox-format.js";
+import { decodeLines, envelope, type LineRange, type ObjectLines } from "./outbox-format.js";
+import { PendingEvents } from "./pending-events.js";
 import { WrittenObjects } from "./written-objects.js";
 
 interface EndpointState {
   endpoint: ResolvedEndpoint;
-  /** Pulls for this endpoint waiting in memory, serialized. */
-  buffer: LineBuffer;
+  /** Events for this endpoint waiting in memory (pulls), as their parts. */
+  buffer: PendingEvents;
   failures: number;
   resumeAt: number;
   /** Most events in one envelope to this endpoint: `maxBatch`, halved after each 413 answer. */
@@ -81,7 +82,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
     names.add(e.name);
   }
   const active = endpoints.filter((e) => !e.disabled);
-  const states: EndpointState[] = active.map((endpoint) => ({ endpoint, buffer: new LineBuffer(), failures: 0, resumeAt: 0, batchLimit: maxBatch }));
+  const states: EndpointState[] = active.map((endpoint) => ({ endpoint, buffer: new PendingEvents(), failures: 0, resumeAt: 0, batchLimit: maxBatch }));
   const queue = (endpoint: ResolvedEndpoint) => `${prefix}/outbox/${endpoint.name}`;
   const lease = new Lease(storage, prefix, PROCESS(), { durationMs: options.leaseMs ?? 10_000, skewMs: 2_000 });
 
@@ -95,8 +96,8 @@ export function createNotifier(options: NotifierOptions): Notifier {
     return `${String(now).padStart(15, "0")}-${String(seq).padStart(9, "0")}-${PROCESS()}`;
   };
 
-  // Pulls wait here as serialized lines, one list per endpoint; any durable write takes them along first, so
-  // the order of one process holds.
+  // Pulls wait here as their parts, one list per endpoint; any durable write takes them along first, so the
+  // order of one process holds.
   const lines = new EventLines(includeReferences);
   const buffered = states.map((state) => state.buffer);
   let bufferedPulls = 0;
@@ -124,7 +125,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
     disarmFlush();
     writesStarted++;
     const name = nextName();
-    const writes = states.map((state, i) => (buffered[i]!.count === 0 ? undefined : { key: `${queue(state.endpoint)}/${name}`, lines: buffered[i]!.take() }));
+    const writes = states.map((state, i) => (buffered[i]!.count === 0 ? undefined : { key: `${queue(state.endpoint)}/${name}`, lines: buffered[i]!.take().lines() }));
     return chained(() => Promise.all(writes.map(async (w) => {
       if (!w) return;
       await storage.write(w.key, w.lines.bytes);
@@ -142,10 +143,10 @@ export function createNotifier(options: NotifierOptions): Notifier {
     for (let i = 0; i < states.length; i++) if (takes(states[i]!.endpoint, action, mediaType)) return i;
     return -1;
   };
-  /** Add `line` to the buffer of endpoint `first` and of every later one that takes the event. */
-  const pushLine = (first: number, action: EventAction, mediaType: string | undefined, line: Uint8Array): void => {
-    buffered[first]!.push(line);
-    for (let i = first + 1; i < states.length; i++) if (takes(states[i]!.endpoint, action, mediaType)) buffered[i]!.push(line);
+  /** The event just added to the buffer of endpoint `first` goes to every later one that takes it too, with the same ids. */
+  const copyToOthers = (first: number, action: EventAction, mediaType: string | undefined): void => {
+    const from = buffered[first]!;
+    for (let i = first + 1; i < states.length; i++) if (takes(states[i]!.endpoint, action, mediaType)) buffered[i]!.addCopy(from, from.count - 1);
   };
   /** An event is in the buffers: write it now, or (a pull) with the next write. */
   const buffer = (action: EventAction): Promise<void> => {
@@ -162,20 +163,22 @@ export function createNotifier(options: NotifierOptions): Notifier {
     try {
       const first = firstTaker(event.action, event.target.mediaType);
       if (first < 0) return RECORDED;
-      pushLine(first, event.action, event.target.mediaType, lines.encode(event));
+      lines.add(buffered[first]!, event);
+      copyToOthers(first, event.action, event.target.mediaType);
       return buffer(event.action);
     } catch (error) {
       return Promise.reject(error);
     }
   };
 
-  /** `record` for an event given by its parts (see `RECORD_PARTS`): its line is written without an event object. */
+  /** `record` for an event given by its parts (see `RECORD_PARTS`): no event object, its ids drawn here. */
   const recordParts = (parts: EventParts, source: EventSource, request: Request | undefined): Promise<void> => {
     try {
       const { action, target } = parts;
       const first = firstTaker(action, target.mediaType);
       if (first < 0) return RECORDED;
-      pushLine(first, action, target.mediaType, lines.encodeParts(action, target, parts.actor, source, request ? requestParts(request) : undefined));
+      lines.addParts(buffered[first]!, action, target, parts.actor, source, request ? requestParts(request) : undefined);
+      copyToOthers(first, action, target.mediaType);
       return buffer(action);
     } catch (error) {
       return Promise.reject(error);
@@ -280,18 +283,16 @@ export function createNotifier(options: NotifierOptions): Notifier {
       const to = Math.min(count, sent + state.batchLimit);
       try {
         if (!lease.held) throw new Error("delivery lease lost");
-        await post(state.endpoint, envelope([{ lines: taken, from: sent, to }]), send);
+        await post(state.endpoint, taken.envelope(sent, to), send);
       } catch (error) {
         failedDelivery(state, to - sent, error);
-        // A copy: a driver may keep what it is given, and the taken array is the line buffer's whole capacity.
-        await writeRest(`${queue(state.endpoint)}/${name}`, taken.bytes.slice(taken.starts[sent]!), count - sent);
+        // With the ids they were sent with: the endpoint may have taken the batch it did not acknowledge.
+        await writeRest(`${queue(state.endpoint)}/${name}`, taken.lines(sent, count).bytes, count - sent);
         return sent;
       }
       state.failures = 0;
       sent = to;
     }
-    // Every envelope is built (a copy): the lines' array can take the next pulls.
-    state.buffer.recycle(taken.bytes);
     return sent;
   };
 

@@ -3,9 +3,9 @@
  * (event-json.ts), and envelopes assembled from stored lines without parsing
  * them again.
  *
- * An event is serialized once, when it is recorded; delivery only cuts the
- * stored object into lines and joins up to a batch of them between
- * `{"events":[` and `]}`.
+ * An event is serialized once, when it is stored (or sent from memory,
+ * pending-events.ts); delivery of a stored object only cuts it into lines and
+ * joins up to a batch of them between `{"events":[` and `]}`.
  *
  * @module
  */
@@ -15,89 +15,6 @@ const NEWLINE = 0x0a;
 const OPEN = encoder.encode('{"events":[');
 const CLOSE = encoder.encode("]}");
 const COMMA = 0x2c;
-
-/**
- * Event lines as they come, in one growing buffer (outside the JavaScript
- * heap, so that a second of pulls held for the next write costs the garbage
- * collector nothing).
- */
-export class LineBuffer {
-  #bytes = new Uint8Array(64 * 1024);
-  #size = 0;
-  #starts: number[] = [];
-  #ends: number[] = [];
-  #since = 0;
-  /** An array given back by `recycle`, used by the next `takeFirst`. */
-  #spare: Uint8Array<ArrayBuffer> | undefined;
-
-  /** Bytes held. */
-  get size(): number {
-    return this.#size;
-  }
-
-  /** Lines held. */
-  get count(): number {
-    return this.#starts.length;
-  }
-
-  /** When the oldest line held was pushed (`Date.now()`). */
-  get since(): number {
-    return this.#since;
-  }
-
-  /** Add `line` (an event's JSON, which holds no newline) and a newline. */
-  push(line: Uint8Array): void {
-    const needed = this.#size + line.length + 1;
-    if (needed > this.#bytes.length) {
-      const grown = new Uint8Array(Math.max(needed, this.#bytes.length * 2));
-      grown.set(this.#bytes.subarray(0, this.#size));
-      this.#bytes = grown;
-    }
-    if (this.#starts.length === 0) this.#since = Date.now();
-    this.#bytes.set(line, this.#size);
-    this.#starts.push(this.#size);
-    this.#size += line.length;
-    this.#ends.push(this.#size);
-    this.#bytes[this.#size++] = NEWLINE;
-  }
-
-  /** The lines held (their bytes are an outbox object, in an array of their own), and empty the buffer. */
-  take(): ObjectLines & { bytes: Uint8Array<ArrayBuffer> } {
-    const taken = { bytes: this.#bytes.slice(0, this.#size), starts: this.#starts, ends: this.#ends };
-    this.#size = 0;
-    this.#starts = [];
-    this.#ends = [];
-    return taken;
-  }
-
-  /**
-   * The first `count` lines held, without copying them: their bytes are a view
-   * of the buffer's array, which the buffer gives up (it goes on in its spare
-   * one, or a new one, with the lines after `count`). Give the array back with
-   * {@link recycle} once nothing reads the view any more. The lines kept stay
-   * as old as the oldest taken for {@link since}: a bound met early, never late.
-   */
-  takeFirst(count: number): ObjectLines & { bytes: Uint8Array<ArrayBuffer> } {
-    const all = count >= this.#starts.length;
-    const cut = all ? this.#size : this.#starts[count]!;
-    const taken = { bytes: this.#bytes.subarray(0, cut), starts: all ? this.#starts : this.#starts.slice(0, count), ends: all ? this.#ends : this.#ends.slice(0, count) };
-    const rest = this.#size - cut;
-    const spare = this.#spare;
-    const next = spare !== undefined && spare.length >= rest ? spare : new Uint8Array(Math.max(64 * 1024, this.#bytes.length));
-    this.#spare = undefined;
-    next.set(this.#bytes.subarray(cut, this.#size));
-    this.#starts = all ? [] : this.#starts.slice(count).map((at) => at - cut);
-    this.#ends = all ? [] : this.#ends.slice(count).map((at) => at - cut);
-    this.#bytes = next;
-    this.#size = rest;
-    return taken;
-  }
-
-  /** Take back an array that {@link takeFirst} gave out, once its lines were sent. */
-  recycle(bytes: Uint8Array<ArrayBuffer>): void {
-    if (this.#spare === undefined && bytes.buffer !== this.#bytes.buffer) this.#spare = new Uint8Array(bytes.buffer);
-  }
-}
 
 /**
  * The event lines of a stored object: line `i` is `bytes[starts[i]..ends[i])`

@@ -11,7 +11,8 @@ import type { RegistryEvent } from "../../src/events/index.js";
 import { EventLines } from "../../src/events/event-json.js";
 import { requestParts, requestRecord } from "../../src/events/request.js";
 import { lightRequest } from "../../src/node/light-request.js";
-import { LineBuffer, decodeLines, envelope, type ObjectLines } from "../../src/events/outbox-format.js";
+import { decodeLines, envelope, type ObjectLines } from "../../src/events/outbox-format.js";
+import { PendingEvents } from "../../src/events/pending-events.js";
 
 const source = { instanceID: "3f1c2a9e-0b7d-4c55-9e61-2d8f0a6b7c11" };
 const text = (bytes: Uint8Array): string => new TextDecoder().decode(bytes);
@@ -167,15 +168,16 @@ describe("EventLines.encodeParts (an event written from its parts, without an ev
 });
 
 describe("outbox objects and envelopes", () => {
-  it("a line buffer's bytes read back as its lines; an envelope of them parses to the events in order", () => {
+  it("pending events written as an object read back as their lines; an envelope of them parses to the events in order", () => {
     const lines = new EventLines(false);
-    const buffer = new LineBuffer();
+    const pending = new PendingEvents();
     const events = Array.from({ length: 300 }, (_, i) => pull(i, { tag: `v${i % 7}` }));
-    for (const event of events) buffer.push(lines.encode(event));
-    expect(buffer.count).toBe(300);
-    const taken = buffer.take();
-    expect(buffer.count).toBe(0);
-    expect(buffer.size).toBe(0);
+    for (const event of events) lines.add(pending, event);
+    expect(pending.count).toBe(300);
+    const taken = pending.take().lines();
+    expect(pending.count).toBe(0);
+    expect(pending.size).toBe(0);
+    expect(taken.starts.map((start, i) => text(taken.bytes.subarray(start, taken.ends[i])))).toEqual(events.map((e) => JSON.stringify(e)));
     const read = decodeLines(taken.bytes);
     expect(read.skipped).toBe(0);
     expect(read.starts).toEqual(taken.starts);
@@ -188,9 +190,9 @@ describe("outbox objects and envelopes", () => {
   it("an envelope joins ranges of several objects, and lines with gaps between them (skipped lines), in order", () => {
     const lines = new EventLines(false);
     const object = (from: number, to: number): ObjectLines => {
-      const buffer = new LineBuffer();
-      for (let i = from; i < to; i++) buffer.push(lines.encode(pull(i)));
-      return buffer.take();
+      const pending = new PendingEvents();
+      for (let i = from; i < to; i++) lines.add(pending, pull(i));
+      return pending.lines();
     };
     const damaged = new TextEncoder().encode(`${JSON.stringify(pull(50))}\nnot json\n${JSON.stringify(pull(51))}\n\n${JSON.stringify(pull(52))}`);
     const gaps = decodeLines(damaged);
@@ -209,35 +211,44 @@ describe("outbox objects and envelopes", () => {
     expect(ids(read)).toEqual(["id-1", "id-3"]);
   });
 
-  it("takeFirst gives the first lines without a copy and keeps the rest, in order; a recycled array takes the next lines", () => {
+  it("takeFirst gives the first events and keeps the rest, in order; written twice, events give the same bytes", () => {
     const lines = new EventLines(false);
-    const buffer = new LineBuffer();
-    const json = (i: number): string => text(lines.encode(pull(i)));
-    for (let i = 0; i < 25; i++) buffer.push(lines.encode(pull(i)));
-    const before = buffer.since;
-    const first = buffer.takeFirst(10);
-    expect(first.starts.length).toBe(10);
-    expect(first.starts.map((start, i) => text(first.bytes.subarray(start, first.ends[i])))).toEqual(Array.from({ length: 10 }, (_, i) => json(i)));
-    expect(buffer.count).toBe(15);
-    expect(buffer.since).toBe(before); // the kept lines count as old as the oldest taken
-    for (let i = 25; i < 30; i++) buffer.push(lines.encode(pull(i)));
-    // The array given out is not written while it is out...
-    const snapshot = first.bytes.slice();
-    for (let i = 30; i < 40; i++) buffer.push(lines.encode(pull(i)));
-    expect(first.bytes).toEqual(snapshot);
-    // ...and once back, the next takeFirst hands the buffer's lines over and goes on in it.
-    buffer.recycle(first.bytes);
-    const second = buffer.takeFirst(5);
-    const rest = buffer.takeFirst(buffer.count);
-    expect(buffer.count).toBe(0);
-    expect(buffer.size).toBe(0);
-    const all = [second, rest].flatMap((taken) => taken.starts.map((start, i) => text(taken.bytes.subarray(start, taken.ends[i]))));
-    expect(all).toEqual(Array.from({ length: 30 }, (_, i) => json(i + 10)));
-    // The second takeFirst handed over the buffer's array and moved the rest into the recycled one.
-    expect(second.bytes.buffer).not.toBe(first.bytes.buffer);
-    expect(rest.bytes.buffer).toBe(first.bytes.buffer);
-    // What a taken range holds reads back as an outbox object, newline after each line.
-    const read = decodeLines(rest.bytes);
-    expect(read.starts.length).toBe(rest.starts.length);
+    const pending = new PendingEvents();
+    const source = { instanceID: "instance" };
+    const target = { mediaType: "m", digest: "sha256:d", size: 1, length: 1, repository: "r", url: "http://h/v2/r/manifests/sha256:d", tag: "t" };
+    // Events made now (ids drawn), some with a client's request id, some without a request, and built ones.
+    for (let i = 0; i < 40; i++) {
+      if (i % 4 === 3) lines.add(pending, pull(i));
+      else lines.addParts(pending, "pull", target, i % 2 ? "alice" : undefined, source, i % 4 === 2 ? undefined : { id: i % 4 === 1 ? `client-${i}` : undefined, method: "GET", useragent: "ua", host: "h" });
+    }
+    const all = pending.lines();
+    const json = all.starts.map((start, i) => text(all.bytes.subarray(start, all.ends[i])));
+    expect(new Set(json.map((line) => (JSON.parse(line) as RegistryEvent).id)).size).toBe(40);
+    expect(text(pending.lines().bytes)).toBe(text(all.bytes)); // the same ids and times the second time
+    const before = pending.since;
+    const first = pending.takeFirst(10);
+    expect(first.count).toBe(10);
+    expect(pending.count).toBe(30);
+    expect(pending.since).toBe(before); // the events kept count as old as the oldest taken
+    const second = pending.takeFirst(5);
+    const rest = pending.takeFirst(pending.count);
+    expect(pending.count).toBe(0);
+    expect(pending.size).toBe(0);
+    const again = [first, second, rest].flatMap((taken) => {
+      const l = taken.lines();
+      return l.starts.map((start, i) => text(l.bytes.subarray(start, l.ends[i])));
+    });
+    expect(again).toEqual(json);
+    // An envelope of a range is those lines, comma-separated, between `{"events":[` and `]}`.
+    expect(text(rest.envelope(3, 9))).toBe(`{"events":[${json.slice(18, 24).join(",")}]}`);
+    expect(text(rest.envelope(0, 0))).toBe('{"events":[]}');
+    // A copy (another endpoint taking the event) is the same line.
+    const copy = new PendingEvents();
+    copy.addCopy(rest, 4);
+    expect(text(copy.envelope(0, 1))).toBe(`{"events":[${json[19]}]}`);
+    // The size bounds the bytes written.
+    const sized = new PendingEvents();
+    for (let i = 0; i < 5; i++) lines.add(sized, pull(i, { tag: "é\u0000\"".repeat(i) }));
+    expect(sized.size).toBeGreaterThanOrEqual(sized.lines().bytes.length);
   });
 });

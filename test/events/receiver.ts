@@ -15,6 +15,8 @@ export interface Receiver {
   events(): RegistryEvent[];
   /** Requests received, accepted or not. */
   attempts: number;
+  /** The events of each envelope answered with an error status, in arrival order. */
+  refused: RegistryEvent[][];
   /** What the next answers are. */
   answer: number | "hang";
   /** Envelopes with more events than this are answered 413 (Payload Too Large). */
@@ -29,6 +31,7 @@ export async function startReceiver(): Promise<Receiver> {
     envelopes: [],
     events: () => receiver.envelopes.flatMap((e) => e.events),
     attempts: 0,
+    refused: [],
     answer: 200,
     maxEvents: Infinity,
     close: async () => {
@@ -47,6 +50,7 @@ export async function startReceiver(): Promise<Receiver> {
         return;
       }
       if (receiver.answer !== 200) {
+        receiver.refused.push((JSON.parse(Buffer.concat(chunks).toString("utf8")) as { events: RegistryEvent[] }).events);
         res.writeHead(receiver.answer).end();
         return;
       }

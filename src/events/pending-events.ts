@@ -1,0 +1,271 @@
+/**
+ * Events waiting in memory for the outbox, kept as their parts instead of
+ * their JSON: the two templates of the line (from `,"action"` to the end of
+ * `"source"`, and the request's fields after its id; EventLines keeps them,
+ * and the events that repeat them share them), the ids (a string, or a
+ * counter under the prefix in force when it was drawn) and the time.
+ *
+ * Recording a pull is then a few stores on the request path; its line is
+ * written once, straight into the envelope that sends it or the outbox
+ * object that stores it, instead of being written into a scratch buffer,
+ * copied into the pending lines and copied again into the envelope. A record
+ * written twice gives the same bytes: its ids and time were fixed when it was
+ * recorded, so a batch the endpoint refused is stored with the ids it was
+ * sent with.
+ *
+ * @module
+ */
+import { timestampBytesAt } from "./clock.js";
+import { counterInto, idPrefix, takeId } from "./ids.js";
+import type { ObjectLines } from "./outbox-format.js";
+
+const encoder = new TextEncoder();
+const ID = encoder.encode('{"id":');
+const TIMESTAMP = encoder.encode(',"timestamp":');
+const REQUEST_ID = encoder.encode(',"request":{"id":');
+const CLOSE_REQUEST = encoder.encode("}}");
+const CLOSE = encoder.encode("}");
+const OPEN_ENVELOPE = encoder.encode('{"events":[');
+const CLOSE_ENVELOPE = encoder.encode("]}");
+const QUOTE = 0x22;
+const NEWLINE = 0x0a;
+const COMMA = 0x2c;
+/** A drawn id in quotes. */
+const ID_ROOM = 38;
+/** A timestamp kept as milliseconds, in quotes (27 bytes after the year 9999). */
+const TIME_ROOM = 29;
+/** Room for a JSON string of `text`: JSON.stringify writes at most 6 characters per UTF-16 unit (`\uXXXX`), each at most 3 bytes only when it is one character. */
+const stringRoom = (text: string): number => 6 * text.length + 2;
+
+/** An id: a string as given, or a counter under a prefix (see `IdSpace.take`). */
+type Id = string | number;
+
+/** Events in the order they were recorded, each as its parts (see the module comment). */
+export class PendingEvents {
+  #middles: Uint8Array[] = [];
+  /** `undefined`: the event has no `request`. */
+  #fields: (Uint8Array | undefined)[] = [];
+  #ids: Id[] = [];
+  #idPrefixes: (Uint8Array | undefined)[] = [];
+  /** Milliseconds (written as RFC 3339), or the timestamp as given. */
+  #times: (number | string)[] = [];
+  #requestIds: (Id | undefined)[] = [];
+  #requestPrefixes: (Uint8Array | undefined)[] = [];
+  /** An upper bound of the bytes of the lines held (for the notifier's memory bound). */
+  #size = 0;
+  #since = 0;
+
+  /** Events held. */
+  get count(): number {
+    return this.#middles.length;
+  }
+
+  /** At least the bytes the events' lines take. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /** When the oldest event held was recorded (`Date.now()`); see {@link takeFirst}. */
+  get since(): number {
+    return this.#since;
+  }
+
+  /**
+   * An event made now: its id drawn from this process's id space, its
+   * request's id too unless the client sent one (`requestId`), its time now.
+   * `fields` are the request's fields after its id; without them the event
+   * has no `request`.
+   */
+  addNew(middle: Uint8Array, fields: Uint8Array | undefined, requestId: string | undefined): void {
+    const now = Date.now();
+    if (this.#middles.length === 0) this.#since = now;
+    this.#middles.push(middle);
+    this.#fields.push(fields);
+    this.#ids.push(takeId());
+    this.#idPrefixes.push(idPrefix());
+    this.#times.push(now);
+    let room = ID.length + ID_ROOM + TIMESTAMP.length + TIME_ROOM + middle.length + CLOSE_REQUEST.length;
+    if (fields === undefined) {
+      this.#requestIds.push(undefined);
+      this.#requestPrefixes.push(undefined);
+    } else {
+      if (requestId === undefined) {
+        this.#requestIds.push(takeId());
+        this.#requestPrefixes.push(idPrefix());
+        room += ID_ROOM;
+      } else {
+        this.#requestIds.push(requestId);
+        this.#requestPrefixes.push(undefined);
+        room += stringRoom(requestId);
+      }
+      room += REQUEST_ID.length + fields.length;
+    }
+    this.#size += room + 1;
+  }
+
+  /** An event built already: its id, timestamp and request id as they are. */
+  addBuilt(middle: Uint8Array, fields: Uint8Array | undefined, id: string, timestamp: string, requestId: string | undefined): void {
+    if (this.#middles.length === 0) this.#since = Date.now();
+    this.#middles.push(middle);
+    this.#fields.push(fields);
+    this.#ids.push(id);
+    this.#idPrefixes.push(undefined);
+    this.#times.push(timestamp);
+    this.#requestIds.push(fields === undefined ? undefined : (requestId ?? ""));
+    this.#requestPrefixes.push(undefined);
+    this.#size += ID.length + stringRoom(id) + TIMESTAMP.length + stringRoom(timestamp) + middle.length + CLOSE_REQUEST.length + 1;
+    if (fields !== undefined) this.#size += REQUEST_ID.length + stringRoom(requestId ?? "") + fields.length;
+  }
+
+  /** Event `i` of `other` (an event several endpoints take: the same ids and time). */
+  addCopy(other: PendingEvents, i: number): void {
+    if (this.#middles.length === 0) this.#since = Date.now();
+    this.#middles.push(other.#middles[i]!);
+    this.#fields.push(other.#fields[i]);
+    this.#ids.push(other.#ids[i]!);
+    this.#idPrefixes.push(other.#idPrefixes[i]);
+    this.#times.push(other.#times[i]!);
+    this.#requestIds.push(other.#requestIds[i]);
+    this.#requestPrefixes.push(other.#requestPrefixes[i]);
+    this.#size += other.#room(i) + 1;
+  }
+
+  /** Every event held, and empty this list. */
+  take(): PendingEvents {
+    return this.takeFirst(this.count);
+  }
+
+  /**
+   * The first `count` events, removed from this list. The events kept stay as
+   * old as the oldest taken for {@link since}: a bound met early, never late.
+   */
+  takeFirst(count: number): PendingEvents {
+    const taken = new PendingEvents();
+    if (count >= this.count) {
+      taken.#middles = this.#middles;
+      taken.#fields = this.#fields;
+      taken.#ids = this.#ids;
+      taken.#idPrefixes = this.#idPrefixes;
+      taken.#times = this.#times;
+      taken.#requestIds = this.#requestIds;
+      taken.#requestPrefixes = this.#requestPrefixes;
+      taken.#size = this.#size;
+      this.#middles = [];
+      this.#fields = [];
+      this.#ids = [];
+      this.#idPrefixes = [];
+      this.#times = [];
+      this.#requestIds = [];
+      this.#requestPrefixes = [];
+      this.#size = 0;
+    } else {
+      taken.#middles = this.#middles.splice(0, count);
+      taken.#fields = this.#fields.splice(0, count);
+      taken.#ids = this.#ids.splice(0, count);
+      taken.#idPrefixes = this.#idPrefixes.splice(0, count);
+      taken.#times = this.#times.splice(0, count);
+      taken.#requestIds = this.#requestIds.splice(0, count);
+      taken.#requestPrefixes = this.#requestPrefixes.splice(0, count);
+      for (let i = 0; i < count; i++) taken.#size += taken.#room(i) + 1;
+      this.#size -= taken.#size;
+    }
+    taken.#since = this.#since;
+    return taken;
+  }
+
+  /** Events `from` to `to` (excluded) as an outbox object: each line, then a newline. */
+  lines(from = 0, to = this.count): ObjectLines & { bytes: Uint8Array<ArrayBuffer> } {
+    let room = 0;
+    for (let i = from; i < to; i++) room += this.#room(i) + 1;
+    const out = new Uint8Array(room);
+    const starts: number[] = [];
+    const ends: number[] = [];
+    let at = 0;
+    for (let i = from; i < to; i++) {
+      starts.push(at);
+      at = this.#write(out, at, i);
+      ends.push(at);
+      out[at++] = NEWLINE;
+    }
+    return { bytes: out.subarray(0, at), starts, ends };
+  }
+
+  /** Events `from` to `to` (excluded) as the body of one webhook POST: `{"events":[` the lines, comma-separated, `]}`. */
+  envelope(from: number, to: number): Uint8Array<ArrayBuffer> {
+    let room = OPEN_ENVELOPE.length + CLOSE_ENVELOPE.length;
+    for (let i = from; i < to; i++) room += this.#room(i) + 1;
+    const out = new Uint8Array(room);
+    out.set(OPEN_ENVELOPE, 0);
+    let at = OPEN_ENVELOPE.length;
+    for (let i = from; i < to; i++) {
+      if (i > from) out[at++] = COMMA;
+      at = this.#write(out, at, i);
+    }
+    out.set(CLOSE_ENVELOPE, at);
+    return out.subarray(0, at + CLOSE_ENVELOPE.length);
+  }
+
+  /** At least the bytes of event `i`'s line. */
+  #room(i: number): number {
+    const id = this.#ids[i]!;
+    const time = this.#times[i]!;
+    const fields = this.#fields[i];
+    let room = ID.length + idRoom(id) + TIMESTAMP.length + (typeof time === "number" ? TIME_ROOM : stringRoom(time)) + this.#middles[i]!.length + CLOSE_REQUEST.length;
+    if (fields !== undefined) room += REQUEST_ID.length + idRoom(this.#requestIds[i]!) + fields.length;
+    return room;
+  }
+
+  /** Event `i`'s line into `out` at `at` (room was made); returns the offset after it. */
+  #write(out: Uint8Array, at: number, i: number): number {
+    at = copy(out, at, ID);
+    at = writeId(out, at, this.#ids[i]!, this.#idPrefixes[i]);
+    at = copy(out, at, TIMESTAMP);
+    const time = this.#times[i]!;
+    if (typeof time === "number") {
+      out[at++] = QUOTE;
+      at = copy(out, at, timestampBytesAt(time));
+      out[at++] = QUOTE;
+    } else {
+      at = writeString(out, at, time);
+    }
+    at = copy(out, at, this.#middles[i]!);
+    const fields = this.#fields[i];
+    if (fields === undefined) return copy(out, at, CLOSE);
+    at = copy(out, at, REQUEST_ID);
+    at = writeId(out, at, this.#requestIds[i]!, this.#requestPrefixes[i]);
+    at = copy(out, at, fields);
+    return copy(out, at, CLOSE_REQUEST);
+  }
+}
+
+const idRoom = (id: Id): number => (typeof id === "number" ? ID_ROOM : stringRoom(id));
+
+function writeId(out: Uint8Array, at: number, id: Id, prefix: Uint8Array | undefined): number {
+  if (typeof id !== "number") return writeString(out, at, id);
+  out[at++] = QUOTE;
+  at = copy(out, at, prefix!);
+  at = counterInto(out, at, id);
+  out[at++] = QUOTE;
+  return at;
+}
+
+/** `bytes` into `out` at `at`; the short pieces of every line by a loop, which costs less than a call of `set`. */
+function copy(out: Uint8Array, at: number, bytes: Uint8Array): number {
+  const n = bytes.length;
+  if (n > 32) out.set(bytes, at);
+  else for (let i = 0; i < n; i++) out[at + i] = bytes[i]!;
+  return at + n;
+}
+
+/** `value` as a JSON string: byte by byte while it is printable ASCII without `"` or `\`, else through JSON.stringify. */
+function writeString(out: Uint8Array, at: number, value: string): number {
+  const start = at;
+  out[at++] = QUOTE;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === QUOTE || c === 0x5c) return start + encoder.encodeInto(JSON.stringify(value), out.subarray(start)).written;
+    out[at++] = c;
+  }
+  out[at++] = QUOTE;
+  return at;
+}
