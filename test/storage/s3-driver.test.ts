@@ -263,18 +263,31 @@ describe("s3 driver (radosgw)", () => {
     // A page starts where the last one ended (start-after) and reads one page, never what lies
     // before it; with info, plain objects carry the listing's size and time.
     const requests: URLSearchParams[] = [];
+    const answers: Promise<string>[] = [];
     const counting = driver(root, {
-      fetch: (input, init) => {
+      fetch: async (input, init) => {
         const url = new URL(input instanceof Request ? input.url : String(input));
-        if (url.searchParams.get("list-type") === "2") requests.push(url.searchParams);
-        return fetch(input, init);
+        const response = await fetch(input, init);
+        if (url.searchParams.get("list-type") === "2") {
+          requests.push(url.searchParams);
+          answers.push(response.clone().text());
+        }
+        return response;
       },
     });
     const first = await counting.list("d", { limit: 1000, info: true });
     expect([first.keys, first.truncated]).toEqual([keys.slice(0, 1000), true]);
     expect(first.info?.map((info, i) => (info ? info.size : keys[i]))).toEqual(keys.slice(0, 1000).map((k) => (k === "d/0/k0500" ? k : k.length)));
-    // The part object of d/0/k0500 hides in the first answer: one more request, for the one key missing.
-    expect(requests.map((q) => [q.get("start-after"), q.get("max-keys")])).toEqual([[null, "1000"], [`${root}/${keys[998]}`, "2"]]);
+    // The part objects of d/0/k0500 hide in the first answer: one more request, from after the last key it
+    // completed, for the keys missing. Usually that is one key (two parts stand for one key); the bucket may
+    // still list the appended object's plain copy or writer lock for a moment after the append returned
+    // (radosgw's index under load), which hides one more: so the first answer itself says how many.
+    const raw = [...(await answers[0]!).matchAll(/<Key>([^<]*)<\/Key>/g)].map((m) => m[1]!);
+    expect(raw.length).toBe(1000);
+    expect(raw.filter((k) => k.includes("!")).every((k) => k.startsWith(`${root}/d/0/k0500!`))).toBe(true);
+    const complete = new Set(raw.map((k) => k.split("!")[0])).size;
+    expect(complete).toBeLessThanOrEqual(999);
+    expect(requests.map((q) => [q.get("start-after"), q.get("max-keys")])).toEqual([[null, "1000"], [`${root}/${keys[complete - 1]}`, String(1000 - complete + 1)]]);
     requests.length = 0;
     const second = await counting.list("d", { after: first.keys[999]!, limit: 1000 });
     expect([second.keys, second.truncated, second.info]).toEqual([keys.slice(1000), false, undefined]);
