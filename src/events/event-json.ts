@@ -15,7 +15,7 @@
  * @module
  */
 import type { EventAction, EventSource, EventTarget, RegistryEvent } from "./model.js";
-import { PendingEvents } from "./pending-events.js";
+import type { PendingEvents } from "./pending-events.js";
 import type { RequestParts } from "./request.js";
 
 const encoder = new TextEncoder();
@@ -54,33 +54,20 @@ export class EventLines {
   }
 
   /**
-   * The line of `event`: the bytes of `JSON.stringify(event)`, with
-   * `target.references` only with `includeReferences`.
+   * Add `event` to `pending`: its line will be the bytes of
+   * `JSON.stringify(event)`, with `target.references` only with
+   * `includeReferences`.
    */
-  encode(event: RegistryEvent): Uint8Array {
-    const one = new PendingEvents();
-    this.add(one, event);
-    return lineOf(one);
-  }
-
-  /**
-   * The line of an event made now from its parts, with a fresh id (and a
-   * fresh request id unless the client sent one): the bytes `encode` gives
-   * for the event {@link eventEmitter} would build from them.
-   */
-  encodeParts(action: EventAction, target: EventTarget, actor: string | undefined, source: EventSource, request: RequestParts | undefined): Uint8Array {
-    const one = new PendingEvents();
-    this.addParts(one, action, target, actor, source, request);
-    return lineOf(one);
-  }
-
-  /** Add `event` to `pending`, whose line will be what {@link encode} gives. */
   add(pending: PendingEvents, event: RegistryEvent): void {
     const request = event.request;
     pending.addBuilt(this.middle(event.action, event.target, event.actor.name, event.source), request && this.requestFields(request), event.id, event.timestamp, request?.id);
   }
 
-  /** Add an event made now from its parts to `pending` (ids drawn now), whose line will be what {@link encodeParts} gives. */
+  /**
+   * Add an event made now from its parts to `pending`, its id (and its
+   * request's id unless the client sent one) drawn now: its line will be what
+   * {@link add} gives for the event {@link eventEmitter} would build from them.
+   */
   addParts(pending: PendingEvents, action: EventAction, target: EventTarget, actor: string | undefined, source: EventSource, request: RequestParts | undefined): void {
     pending.addNew(this.middle(action, target, actor || undefined, source), request && this.requestFields(request), request?.id);
   }
@@ -126,12 +113,6 @@ export class EventLines {
     this.#requestBytes = bytesOf(`,${JSON.stringify(fields).slice(1, -1)}`);
     return this.#requestBytes;
   }
-}
-
-/** The one line of `one`, without its newline. */
-function lineOf(one: PendingEvents): Uint8Array {
-  const { bytes, ends } = one.lines();
-  return bytes.subarray(0, ends[0]);
 }
 
 /**

@@ -34,7 +34,7 @@ const COMMA = 0x2c;
 const ID_ROOM = 38;
 /** A timestamp kept as milliseconds, in quotes (27 bytes after the year 9999). */
 const TIME_ROOM = 29;
-/** Room for a JSON string of `text`: JSON.stringify writes at most 6 characters per UTF-16 unit (`\uXXXX`), each at most 3 bytes only when it is one character. */
+/** Room for `text` as a JSON string: at most 6 bytes per UTF-16 unit (`\uXXXX`; a character kept as it is takes at most 3), and the quotes. */
 const stringRoom = (text: string): number => 6 * text.length + 2;
 
 /** An id: a string as given, or a counter under a prefix (see `IdSpace.take`). */
@@ -84,23 +84,10 @@ export class PendingEvents {
     this.#ids.push(takeId());
     this.#idPrefixes.push(idPrefix());
     this.#times.push(now);
-    let room = ID.length + ID_ROOM + TIMESTAMP.length + TIME_ROOM + middle.length + CLOSE_REQUEST.length;
-    if (fields === undefined) {
-      this.#requestIds.push(undefined);
-      this.#requestPrefixes.push(undefined);
-    } else {
-      if (requestId === undefined) {
-        this.#requestIds.push(takeId());
-        this.#requestPrefixes.push(idPrefix());
-        room += ID_ROOM;
-      } else {
-        this.#requestIds.push(requestId);
-        this.#requestPrefixes.push(undefined);
-        room += stringRoom(requestId);
-      }
-      room += REQUEST_ID.length + fields.length;
-    }
-    this.#size += room + 1;
+    const drawn = fields !== undefined && requestId === undefined;
+    this.#requestIds.push(drawn ? takeId() : fields === undefined ? undefined : requestId);
+    this.#requestPrefixes.push(drawn ? idPrefix() : undefined);
+    this.#size += this.#room(this.#middles.length - 1);
   }
 
   /** An event built already: its id, timestamp and request id as they are. */
@@ -113,8 +100,7 @@ export class PendingEvents {
     this.#times.push(timestamp);
     this.#requestIds.push(fields === undefined ? undefined : (requestId ?? ""));
     this.#requestPrefixes.push(undefined);
-    this.#size += ID.length + stringRoom(id) + TIMESTAMP.length + stringRoom(timestamp) + middle.length + CLOSE_REQUEST.length + 1;
-    if (fields !== undefined) this.#size += REQUEST_ID.length + stringRoom(requestId ?? "") + fields.length;
+    this.#size += this.#room(this.#middles.length - 1);
   }
 
   /** Event `i` of `other` (an event several endpoints take: the same ids and time). */
@@ -127,7 +113,7 @@ export class PendingEvents {
     this.#times.push(other.#times[i]!);
     this.#requestIds.push(other.#requestIds[i]);
     this.#requestPrefixes.push(other.#requestPrefixes[i]);
-    this.#size += other.#room(i) + 1;
+    this.#size += other.#room(i);
   }
 
   /** Every event held, and empty this list. */
@@ -141,34 +127,17 @@ export class PendingEvents {
    */
   takeFirst(count: number): PendingEvents {
     const taken = new PendingEvents();
-    if (count >= this.count) {
-      taken.#middles = this.#middles;
-      taken.#fields = this.#fields;
-      taken.#ids = this.#ids;
-      taken.#idPrefixes = this.#idPrefixes;
-      taken.#times = this.#times;
-      taken.#requestIds = this.#requestIds;
-      taken.#requestPrefixes = this.#requestPrefixes;
-      taken.#size = this.#size;
-      this.#middles = [];
-      this.#fields = [];
-      this.#ids = [];
-      this.#idPrefixes = [];
-      this.#times = [];
-      this.#requestIds = [];
-      this.#requestPrefixes = [];
-      this.#size = 0;
-    } else {
-      taken.#middles = this.#middles.splice(0, count);
-      taken.#fields = this.#fields.splice(0, count);
-      taken.#ids = this.#ids.splice(0, count);
-      taken.#idPrefixes = this.#idPrefixes.splice(0, count);
-      taken.#times = this.#times.splice(0, count);
-      taken.#requestIds = this.#requestIds.splice(0, count);
-      taken.#requestPrefixes = this.#requestPrefixes.splice(0, count);
-      for (let i = 0; i < count; i++) taken.#size += taken.#room(i) + 1;
-      this.#size -= taken.#size;
-    }
+    const all = count >= this.count;
+    taken.#middles = this.#middles.splice(0, count);
+    taken.#fields = this.#fields.splice(0, count);
+    taken.#ids = this.#ids.splice(0, count);
+    taken.#idPrefixes = this.#idPrefixes.splice(0, count);
+    taken.#times = this.#times.splice(0, count);
+    taken.#requestIds = this.#requestIds.splice(0, count);
+    taken.#requestPrefixes = this.#requestPrefixes.splice(0, count);
+    if (all) taken.#size = this.#size;
+    else for (let i = 0; i < taken.count; i++) taken.#size += taken.#room(i);
+    this.#size -= taken.#size;
     taken.#since = this.#since;
     return taken;
   }
@@ -176,7 +145,7 @@ export class PendingEvents {
   /** Events `from` to `to` (excluded) as an outbox object: each line, then a newline. */
   lines(from = 0, to = this.count): ObjectLines & { bytes: Uint8Array<ArrayBuffer> } {
     let room = 0;
-    for (let i = from; i < to; i++) room += this.#room(i) + 1;
+    for (let i = from; i < to; i++) room += this.#room(i);
     const out = new Uint8Array(room);
     const starts: number[] = [];
     const ends: number[] = [];
@@ -193,7 +162,7 @@ export class PendingEvents {
   /** Events `from` to `to` (excluded) as the body of one webhook POST: `{"events":[` the lines, comma-separated, `]}`. */
   envelope(from: number, to: number): Uint8Array<ArrayBuffer> {
     let room = OPEN_ENVELOPE.length + CLOSE_ENVELOPE.length;
-    for (let i = from; i < to; i++) room += this.#room(i) + 1;
+    for (let i = from; i < to; i++) room += this.#room(i);
     const out = new Uint8Array(room);
     out.set(OPEN_ENVELOPE, 0);
     let at = OPEN_ENVELOPE.length;
@@ -205,12 +174,12 @@ export class PendingEvents {
     return out.subarray(0, at + CLOSE_ENVELOPE.length);
   }
 
-  /** At least the bytes of event `i`'s line. */
+  /** At least the bytes of event `i`'s line and the newline or comma after it. */
   #room(i: number): number {
     const id = this.#ids[i]!;
     const time = this.#times[i]!;
     const fields = this.#fields[i];
-    let room = ID.length + idRoom(id) + TIMESTAMP.length + (typeof time === "number" ? TIME_ROOM : stringRoom(time)) + this.#middles[i]!.length + CLOSE_REQUEST.length;
+    let room = ID.length + idRoom(id) + TIMESTAMP.length + (typeof time === "number" ? TIME_ROOM : stringRoom(time)) + this.#middles[i]!.length + CLOSE_REQUEST.length + 1;
     if (fields !== undefined) room += REQUEST_ID.length + idRoom(this.#requestIds[i]!) + fields.length;
     return room;
   }

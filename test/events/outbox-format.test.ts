@@ -16,6 +16,18 @@ import { PendingEvents } from "../../src/events/pending-events.js";
 
 const source = { instanceID: "3f1c2a9e-0b7d-4c55-9e61-2d8f0a6b7c11" };
 const text = (bytes: Uint8Array): string => new TextDecoder().decode(bytes);
+/** The one line of `pending`, as text. */
+function only(pending: PendingEvents): string {
+  const { bytes, ends } = pending.lines();
+  expect(ends.length).toBe(1);
+  return text(bytes.subarray(0, ends[0]));
+}
+/** The line `lines` writes for `event`. */
+function lineOf(lines: EventLines, event: RegistryEvent): string {
+  const one = new PendingEvents();
+  lines.add(one, event);
+  return only(one);
+}
 function pull(i: number, target: Partial<RegistryEvent["target"]> = {}): RegistryEvent {
   return {
     id: `id-${i}`,
@@ -31,15 +43,15 @@ function pull(i: number, target: Partial<RegistryEvent["target"]> = {}): Registr
 describe("EventLines", () => {
   it("encodes an event as the bytes of its JSON on one line, without references unless asked for", () => {
     const push: RegistryEvent = { ...pull(1), action: "push", target: { ...pull(1).target, references: [{ digest: "sha256:c", size: 3 }] } };
-    const plain = text(new EventLines(false).encode(push));
+    const plain = lineOf(new EventLines(false), push);
     expect(plain).not.toContain("\n");
     const { references: _r, ...target } = push.target;
     expect(plain).toBe(JSON.stringify({ ...push, target }));
-    expect(text(new EventLines(true).encode(push))).toBe(JSON.stringify(push));
+    expect(lineOf(new EventLines(true), push)).toBe(JSON.stringify(push));
     const anonymous: RegistryEvent = { id: "x", timestamp: "t", action: "gc.completed", target: { report: { dryRun: false, blobs: 2 } }, actor: {}, source };
-    expect(text(new EventLines(false).encode(anonymous))).toBe(JSON.stringify(anonymous));
+    expect(lineOf(new EventLines(false), anonymous)).toBe(JSON.stringify(anonymous));
     const proxied = { ...pull(2), request: { id: "r", method: "GET", useragent: "ua", addr: "10.0.0.7", host: "h" } };
-    expect(text(new EventLines(false).encode(proxied))).toBe(JSON.stringify(proxied));
+    expect(lineOf(new EventLines(false), proxied)).toBe(JSON.stringify(proxied));
   });
 
   it("kept templates (target, actor, source, request fields) are reused only for equal values: a changed field, a number for a string, an extra field, another order each serialize afresh", () => {
@@ -66,12 +78,12 @@ describe("EventLines", () => {
       { ...pull(16), request: { id: "r16", method: "HEAD", useragent: "other" } },
       pull(17),
     );
-    for (const event of variants) expect(text(lines.encode(event))).toBe(JSON.stringify(event));
+    for (const event of variants) expect(lineOf(lines, event)).toBe(JSON.stringify(event));
     // A target changed after it was encoded does not change what was kept.
     const moving = pull(18);
-    lines.encode(moving);
+    lineOf(lines, moving);
     moving.target.tag = "moved";
-    expect(text(lines.encode(pull(19)))).toBe(JSON.stringify(pull(19)));
+    expect(lineOf(lines, pull(19))).toBe(JSON.stringify(pull(19)));
   });
 
   it("any sequence of events, built from templates or afresh, encodes to the bytes of JSON.stringify of each", () => {
@@ -100,7 +112,7 @@ describe("EventLines", () => {
         const lines = new EventLines(includeReferences);
         for (const e of events) {
           const expected = includeReferences ? e : { ...e, target: Object.fromEntries(Object.entries(e.target).filter(([k]) => k !== "references")) };
-          expect(text(lines.encode(e))).toBe(JSON.stringify(expected));
+          expect(lineOf(lines, e)).toBe(JSON.stringify(expected));
         }
       }),
       { numRuns: 300 },
@@ -108,7 +120,7 @@ describe("EventLines", () => {
   });
 });
 
-describe("EventLines.encodeParts (an event written from its parts, without an event object)", () => {
+describe("EventLines.addParts (an event written from its parts, without an event object)", () => {
   const UUID_V8 = /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
   const str = fc.oneof(fc.constantFrom("a", "team/app", "r.example", "skopeo/1.13"), fc.string({ unit: "binary", maxLength: 12 }));
   const num = fc.oneof(fc.constantFrom(0, 790), fc.integer());
@@ -140,7 +152,9 @@ describe("EventLines.encodeParts (an event written from its parts, without an ev
           for (const e of events) {
             // The Node adapter's light request: header lines as received (the path a registry behind node:http takes).
             const req = e.request && lightRequest({ method: e.request.method, url: "http://fallback.example:5000/v2/", pairs: e.request.lines.map(([n, v]) => [n, v]), signal: () => new AbortController().signal });
-            const line = text(lines.encodeParts(e.action, e.target, e.actor, e.source, req && requestParts(req)));
+            const one = new PendingEvents();
+            lines.addParts(one, e.action, e.target, e.actor, e.source, req && requestParts(req));
+            const line = only(one);
             const parsed = JSON.parse(line) as RegistryEvent;
             // The line is the JSON of what it parses to (its own key order): the bytes JSON.stringify gives.
             expect(line).toBe(JSON.stringify(parsed));
@@ -246,9 +260,17 @@ describe("outbox objects and envelopes", () => {
     const copy = new PendingEvents();
     copy.addCopy(rest, 4);
     expect(text(copy.envelope(0, 1))).toBe(`{"events":[${json[19]}]}`);
-    // The size bounds the bytes written.
+    // The size bounds the bytes written, whatever the ids and timestamp hold (escaped, non-ASCII, lone
+    // surrogates); the lines are those events' JSON.
     const sized = new PendingEvents();
-    for (let i = 0; i < 5; i++) lines.add(sized, pull(i, { tag: "é\u0000\"".repeat(i) }));
-    expect(sized.size).toBeGreaterThanOrEqual(sized.lines().bytes.length);
+    const odd = Array.from({ length: 6 }, (_, i) => {
+      const e = pull(i, { tag: "é\u0000\"".repeat(i) });
+      return { ...e, id: "\"\\é😀\u0001\ud800".repeat(i + 1), timestamp: "\u2028ü".repeat(i), request: { ...e.request!, id: "\udfff\n".repeat(i * 3) } };
+    });
+    for (const e of odd) lines.add(sized, e);
+    const written = sized.lines();
+    expect(sized.size).toBeGreaterThanOrEqual(written.bytes.length);
+    expect(written.starts.map((start, i) => text(written.bytes.subarray(start, written.ends[i])))).toEqual(odd.map((e) => JSON.stringify(e)));
+    expect(text(sized.envelope(0, odd.length))).toBe(`{"events":[${odd.map((e) => JSON.stringify(e)).join(",")}]}`);
   });
 });
