@@ -1,3 +1,4 @@
+import { writeFileSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, stat, symlink, writeFile, mkdir, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -291,6 +292,24 @@ describe("fs driver specifics", () => {
     await store.delete("gone2/data");
     expect(await store.stat("gone/data")).toBeUndefined();
     expect(await store.stat("gone2/data")).toBeUndefined();
+  });
+
+  it("stat: a key below an object or a prefix is no object; a stat asked after a change in the same turn sees it", async () => {
+    await store.write("o", encoder.encode("abc"));
+    await store.write("p/q", encoder.encode("x"));
+    // ENOTDIR (a path through a file) and a directory both read as "no object", not as an error.
+    expect(await store.stat("o/below")).toBeUndefined();
+    expect(await store.stat("p")).toBeUndefined();
+    // Stats of one turn share one lstat, made after all of them were asked: the one asked after the file changed sees the change.
+    const before = store.stat("o");
+    writeFileSync(path.join(root, "o"), "abcdef");
+    const after = store.stat("o");
+    expect((await after)?.size).toBe(6);
+    expect((await before)?.size).toBe(6);
+    // Each caller gets its own object.
+    const [x, y] = await Promise.all([store.stat("o"), store.stat("o")]);
+    expect(x).not.toBe(y);
+    expect(x).toEqual(y);
   });
 
   it("a root that cannot be created fails every call with a StorageError", async () => {
