@@ -1,3 +1,4 @@
+import { pbkdf2 } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, stat, symlink, writeFile, mkdir, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -32,6 +33,15 @@ describeStorageContract(
   async () => {
     const root = await mkdtemp(path.join(tmpdir(), "registry-kit-fs-nosync-"));
     return { driver: fsStorage({ root, fsync: false }), cleanup: () => rm(root, { recursive: true, force: true }) };
+  },
+  { largeBytes: 16 * MiB },
+);
+
+describeStorageContract(
+  "fs with stats on the thread pool",
+  async () => {
+    const root = await mkdtemp(path.join(tmpdir(), "registry-kit-fs-poolstat-"));
+    return { driver: fsStorage({ root, fsync: false, statOnEventLoop: false }), cleanup: () => rm(root, { recursive: true, force: true }) };
   },
   { largeBytes: 16 * MiB },
 );
@@ -294,22 +304,45 @@ describe("fs driver specifics", () => {
     expect(await store.stat("gone2/data")).toBeUndefined();
   });
 
-  it("stat: a key below an object or a prefix is no object; a stat asked after a change in the same turn sees it", async () => {
-    await store.write("o", encoder.encode("abc"));
-    await store.write("p/q", encoder.encode("x"));
-    // ENOTDIR (a path through a file) and a directory both read as "no object", not as an error.
-    expect(await store.stat("o/below")).toBeUndefined();
-    expect(await store.stat("p")).toBeUndefined();
-    // Stats of one turn share one lstat, made after all of them were asked: the one asked after the file changed sees the change.
-    const before = store.stat("o");
-    writeFileSync(path.join(root, "o"), "abcdef");
-    const after = store.stat("o");
-    expect((await after)?.size).toBe(6);
-    expect((await before)?.size).toBe(6);
-    // Each caller gets its own object.
-    const [x, y] = await Promise.all([store.stat("o"), store.stat("o")]);
-    expect(x).not.toBe(y);
-    expect(x).toEqual(y);
+  for (const statOnEventLoop of [true, false]) {
+    it(`stat (${statOnEventLoop ? "on the event loop" : "on the thread pool"}): a key below an object or a prefix is no object; a stat asked after a change in the same turn sees it`, async () => {
+      const driver = checked(fsStorage({ root: path.join(root, "modes"), statOnEventLoop }));
+      await driver.write("o", encoder.encode("abc"));
+      await driver.write("p/q", encoder.encode("x"));
+      // ENOTDIR (a path through a file) and a directory both read as "no object", not as an error.
+      expect(await driver.stat("o/below")).toBeUndefined();
+      expect(await driver.stat("p")).toBeUndefined();
+      expect(await driver.stat("missing/key")).toBeUndefined();
+      // Stats of one turn share one lstat, made after all of them were asked: the one asked after the file changed sees the change.
+      const before = driver.stat("o");
+      writeFileSync(path.join(root, "modes", "o"), "abcdef");
+      const after = driver.stat("o");
+      expect((await after)?.size).toBe(6);
+      expect((await before)?.size).toBe(6);
+      // Each caller gets its own object.
+      const [x, y] = await Promise.all([driver.stat("o"), driver.stat("o")]);
+      expect(x).not.toBe(y);
+      expect(x).toEqual(y);
+      await driver.close?.();
+    });
+  }
+
+  it("a stat on the event loop does not wait for a busy thread pool; with statOnEventLoop: false it does", async () => {
+    const order = async (statOnEventLoop: boolean): Promise<string[]> => {
+      const driver = checked(fsStorage({ root: path.join(root, `busy-${statOnEventLoop}`), statOnEventLoop }));
+      await driver.write("o", encoder.encode("abc"));
+      const events: string[] = [];
+      // Every pool thread busy for ~0.2 s (pbkdf2 runs on libuv's pool), then a stat.
+      const threads = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
+      const jobs = Array.from({ length: threads }, () => new Promise<void>((resolve, reject) =>
+        pbkdf2("pw", "salt", 500_000, 64, "sha512", (error) => (error ? reject(error) : (events.push("pool job"), resolve())))));
+      const stat = driver.stat("o").then((info) => void events.push(`stat ${info?.size}`));
+      await Promise.all([...jobs, stat]);
+      await driver.close?.();
+      return events;
+    };
+    expect((await order(true))[0]).toBe("stat 3");
+    expect((await order(false))[0]).toBe("pool job");
   });
 
   it("a root that cannot be created fails every call with a StorageError", async () => {

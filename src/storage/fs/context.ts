@@ -21,6 +21,8 @@ export interface FsContext extends FsPaths {
   readonly writeback: AppendWriteback;
   /** The lstat shared by the stats of one file asked for in the same turn (read.ts). */
   readonly statsInFlight: Map<string, Promise<ObjectInfo | undefined>>;
+  /** The `statOnEventLoop` option: that lstat is synchronous (else through the thread pool). */
+  readonly statOnEventLoop: boolean;
   /** The sorted entries of large directories, for `list` (dir-listings.ts). */
   readonly listings: DirectoryListings;
 }

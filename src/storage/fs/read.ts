@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { constants, lstatSync, promises as fsp } from "node:fs";
+import { constants, lstat, lstatSync, promises as fsp, type Stats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import type { ByteRange, ObjectInfo } from "../driver.js";
 import type { FsContext } from "./context.js";
@@ -34,10 +34,11 @@ const dropped = new FinalizationRegistry<FileHandle>((handle) => void handle.clo
  * the file as it is after its call began. Under load (a tag pulled by many clients,
  * the manifest cache's revalidation) that is one lstat, not many.
  *
- * That lstat is synchronous: a stat of a local file costs ~2 µs of the event
- * loop, where a thread-pool round trip costs 20-40 µs of CPU (the request, a
- * pool thread woken, the completion) and this runs twice per manifest GET.
- * Not an async function either: a caller pays one promise reaction.
+ * That lstat is synchronous unless `statOnEventLoop` is off: a stat of a
+ * local file costs ~2 µs of the event loop, where a thread-pool round trip
+ * costs 20-40 µs of CPU (the request, a pool thread woken, the completion)
+ * and this runs twice per manifest GET. Not an async function either: a
+ * caller pays one promise reaction.
  */
 export function statObject(ctx: FsContext, key: string): Promise<ObjectInfo | undefined> {
   let file: string;
@@ -52,13 +53,18 @@ export function statObject(ctx: FsContext, key: string): Promise<ObjectInfo | un
     pending = ctx.ready.then(() => new Promise<ObjectInfo | undefined>((resolve, reject) => {
       setImmediate(() => {
         inFlight.delete(file);
-        try {
-          const info = lstatSync(file, { throwIfNoEntry: false });
-          resolve(info?.isFile() ? { size: info.size, modified: info.mtime } : undefined);
-        } catch (error) {
-          // A path through a file (ENOTDIR) names nothing, as a missing one does.
-          isMissing(error) ? resolve(undefined) : reject(toStorageError(error, "cannot stat"));
+        if (!ctx.statOnEventLoop) {
+          lstat(file, (error, info) => (error ? settleError(error, resolve, reject) : resolve(objectInfo(info))));
+          return;
         }
+        let info: Stats | undefined;
+        try {
+          info = lstatSync(file, { throwIfNoEntry: false });
+        } catch (error) {
+          settleError(error, resolve, reject);
+          return;
+        }
+        resolve(info && objectInfo(info));
       });
     }), (error: unknown) => {
       // The root could not be made: every call fails with that, and nothing is left in the map.
@@ -69,6 +75,14 @@ export function statObject(ctx: FsContext, key: string): Promise<ObjectInfo | un
   }
   // Each caller gets its own object (callers may keep or change it).
   return pending.then(copyInfo);
+}
+
+const objectInfo = (info: Stats): ObjectInfo | undefined => (info.isFile() ? { size: info.size, modified: info.mtime } : undefined);
+
+/** A failed lstat: a path through a file (`ENOTDIR`) names nothing, as a missing one does. */
+function settleError(error: unknown, resolve: (info: undefined) => void, reject: (error: unknown) => void): void {
+  if (isMissing(error)) resolve(undefined);
+  else reject(toStorageError(error, "cannot stat"));
 }
 
 const copyInfo = (info: ObjectInfo | undefined): ObjectInfo | undefined => info && { size: info.size, modified: new Date(info.modified.getTime()) };
