@@ -141,11 +141,13 @@ describe.each(transports)("createNotifier, POST through %s", (_label, post) => {
     const hang = await receiver();
     hang.answer = "hang";
     const storage = memoryStorage();
-    const n = notifier(storage, [{ name: "hang", url: hang.url, timeout: 100, threshold: 1, backoff: 20 }]);
+    const logged: string[] = [];
+    const n = notifier(storage, [{ name: "hang", url: hang.url, timeout: 100, threshold: 1, backoff: 20 }], { log: (entry) => void logged.push(String(entry.error ?? "")) });
     n.start();
     const registry = makeRegistry({ storage, onEvent: n });
     await pushImage(registry, "a", "v1");
     await waitFor(() => hang.attempts >= 2, "a retry after the timeout");
+    expect(logged).toContain("endpoint hang: no answer within 100 ms");
     hang.answer = 200;
     await waitFor(() => hang.events().length === 3, "delivery");
   });
