@@ -53,18 +53,7 @@ export function statObject(ctx: FsContext, key: string): Promise<ObjectInfo | un
     pending = ctx.ready.then(() => new Promise<ObjectInfo | undefined>((resolve, reject) => {
       setImmediate(() => {
         inFlight.delete(file);
-        if (!ctx.statOnEventLoop) {
-          lstat(file, (error, info) => (error ? settleError(error, resolve, reject) : resolve(objectInfo(info))));
-          return;
-        }
-        let info: Stats | undefined;
-        try {
-          info = lstatSync(file, { throwIfNoEntry: false });
-        } catch (error) {
-          settleError(error, resolve, reject);
-          return;
-        }
-        resolve(info && objectInfo(info));
+        lstatOnce(ctx, file, resolve, reject);
       });
     }), (error: unknown) => {
       // The root could not be made: every call fails with that, and nothing is left in the map.
@@ -75,6 +64,22 @@ export function statObject(ctx: FsContext, key: string): Promise<ObjectInfo | un
   }
   // Each caller gets its own object (callers may keep or change it).
   return pending.then(copyInfo);
+}
+
+/** The shared lstat of `file`: on the event loop, or through the thread pool when `statOnEventLoop` is off. */
+function lstatOnce(ctx: FsContext, file: string, resolve: (info: ObjectInfo | undefined) => void, reject: (error: unknown) => void): void {
+  if (!ctx.statOnEventLoop) {
+    lstat(file, (error, info) => (error ? settleError(error, resolve, reject) : resolve(objectInfo(info))));
+    return;
+  }
+  let info: Stats | undefined;
+  try {
+    info = lstatSync(file, { throwIfNoEntry: false });
+  } catch (error) {
+    settleError(error, resolve, reject);
+    return;
+  }
+  resolve(info && objectInfo(info));
 }
 
 const objectInfo = (info: Stats): ObjectInfo | undefined => (info.isFile() ? { size: info.size, modified: info.mtime } : undefined);
