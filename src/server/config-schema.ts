@@ -43,7 +43,7 @@ export const SCHEMA: KeySpec = {
     tls: { certificate: "ok", key: "ok", clientcas: "ok", minimumtls: "ok", ciphersuites: "ok", letsencrypt: "any" },
   },
   storage: {
-    filesystem: { rootdirectory: "ok", maxthreads: "ignored" },
+    filesystem: { rootdirectory: "ok", maxthreads: "ignored", statoneventloop: "ok" },
     inmemory: "any",
     delete: { enabled: "ok" },
     cache: "ignored",

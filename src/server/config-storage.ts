@@ -25,10 +25,15 @@ export function resolveStorage(reader: ConfigReader): AllInOneConfig["storage"] 
   if (drivers[0] === "s3") return resolveS3(reader);
   const fsParams = storage.filesystem;
   const root = isMap(fsParams) ? fsParams.rootdirectory : undefined;
+  // registry-kit's own key (Distribution's filesystem driver ignores it): see fsStorage's statOnEventLoop.
+  const statOnEventLoop = isMap(fsParams) && fsParams.statoneventloop !== undefined && fsParams.statoneventloop !== null
+    ? bool(named("storage.filesystem.statoneventloop"), fsParams.statoneventloop)
+    : undefined;
   // Distribution's default root, made relative so that a plain config works without root rights.
   return {
     driver: "filesystem",
     rootDirectory: reader.abs(root === undefined || root === null ? "/var/lib/registry" : str(named("storage.filesystem.rootdirectory"), root)),
+    ...(statOnEventLoop !== undefined ? { statOnEventLoop } : {}),
   };
 }
 

@@ -173,6 +173,8 @@ export interface AllInOneConfig {
         driver: "filesystem";
         /** Absolute path of the directory that holds the registry's files. */
         rootDirectory: string;
+        /** `storage.filesystem.statoneventloop` (registry-kit's own): see `FsStorageOptions.statOnEventLoop`. */
+        statOnEventLoop?: boolean;
       }
     | {
         /** `storage.inmemory`. */

@@ -13,7 +13,9 @@ import type { AllInOneConfig } from "./config-types.js";
 /** The storage driver a configuration names (shared by `serve` and `gc`). */
 export function openStorage(config: Pick<AllInOneConfig, "storage">): StorageDriver {
   const storage = config.storage;
-  if (storage.driver === "filesystem") return fsStorage({ root: storage.rootDirectory });
+  if (storage.driver === "filesystem") {
+    return fsStorage({ root: storage.rootDirectory, ...(storage.statOnEventLoop !== undefined ? { statOnEventLoop: storage.statOnEventLoop } : {}) });
+  }
   if (storage.driver === "inmemory") return memoryStorage();
   return s3Storage({
     bucket: storage.bucket,

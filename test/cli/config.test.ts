@@ -1,3 +1,8 @@
+import { pbkdf2 } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { openStorage } from "../../src/server/open-storage.js";
 import { describe, expect, it } from "vitest";
 import { ConfigError, parseConfigText, resolveConfig, type AllInOneConfig } from "../../src/server/config.js";
 import { applyEnvOverrides } from "../../src/server/config-env.js";
@@ -198,6 +203,31 @@ registrykit:
   it("defaults the filesystem root like Distribution and resolves relative paths against cwd", () => {
     expect(resolve("storage: {filesystem: {}}").config.storage).toEqual({ driver: "filesystem", rootDirectory: "/var/lib/registry" });
     expect(resolve("storage: {filesystem: {rootdirectory: ./reg}}").config.storage).toEqual({ driver: "filesystem", rootDirectory: "/srv/app/reg" });
+  });
+
+  it("reads storage.filesystem.statoneventloop as a boolean (registry-kit's own key) and names the key of a bad value", () => {
+    expect(resolve("storage: {filesystem: {rootdirectory: /r, statoneventloop: false}}").config.storage).toEqual({ driver: "filesystem", rootDirectory: "/r", statOnEventLoop: false });
+    expect(resolve("storage: {filesystem: {rootdirectory: /r, statoneventloop: \"true\"}}").config.storage).toEqual({ driver: "filesystem", rootDirectory: "/r", statOnEventLoop: true });
+    expect(() => resolve("storage: {filesystem: {rootdirectory: /r, statoneventloop: sometimes}}")).toThrow(/storage\.filesystem\.statoneventloop/);
+  });
+
+  it("openStorage hands statoneventloop to the fs driver: with false a stat waits for a busy thread pool", async () => {
+    const root = mkdtempSync(path.join(tmpdir(), "rk-config-stat-"));
+    try {
+      const order = async (statOnEventLoop: boolean): Promise<string> => {
+        const storage = openStorage({ storage: { driver: "filesystem", rootDirectory: path.join(root, String(statOnEventLoop)), statOnEventLoop } });
+        await storage.write("o", new Uint8Array(1));
+        const events: string[] = [];
+        const jobs = Array.from({ length: Number(process.env.UV_THREADPOOL_SIZE ?? 4) }, () =>
+          new Promise<void>((done) => pbkdf2("pw", "salt", 500_000, 64, "sha512", () => (events.push("pool job"), done()))));
+        await Promise.all([...jobs, storage.stat("o").then(() => void events.push("stat"))]);
+        return events[0]!;
+      };
+      expect(await order(true)).toBe("stat");
+      expect(await order(false)).toBe("pool job");
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it("maps logrus level names", () => {
