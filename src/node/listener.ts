@@ -9,6 +9,7 @@ import { silent, type LogHook } from "../http/log.js";
 import { onlyReadsRequestBasics } from "../http/request-basics.js";
 import { BadRequestError, toRequest, type RequestOptions } from "./request.js";
 import { writeResponse } from "./response.js";
+import { anchorTickObjects } from "./tick-anchor.js";
 
 /** A fetch handler, as every registry-kit service is. */
 export type FetchHandler = (request: Request) => Promise<Response> | Response;
@@ -37,6 +38,8 @@ export interface NodeListeners {
 
 /** Build both listeners for `handler`; {@link serve} installs both. */
 export function createNodeListeners(handler: FetchHandler, options: NodeListenerOptions = {}): NodeListeners {
+  // Node's streams build tick objects on every request: keep their hidden classes through idle-time collections.
+  anchorTickObjects();
   const log = options.log ?? silent;
   const basicsOnly = onlyReadsRequestBasics(handler);
   const run = (req: IncomingMessage, res: ServerResponse, deferContinue: boolean): void => {

@@ -1,0 +1,46 @@
+import { spawn } from "node:child_process";
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+
+const CHILD = fileURLToPath(new URL("./tick-anchor-child.ts", import.meta.url));
+const work = mkdtempSync(join(tmpdir(), "rk-tick-anchor-"));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+/**
+ * The states of the define sites of `nextTick`'s tick object literal after eight idle-time full collections.
+ * The child's stdout is a file: %DebugPrint writes from C++, and on a non-blocking pipe it loses what does not fit.
+ */
+async function statesAfterCollections(mode: "none" | "listener"): Promise<{ anchored: boolean; states: string[] }> {
+  const file = join(work, `${mode}.out`);
+  const out = openSync(file, "w");
+  let stderr = "";
+  const code = await new Promise<number | null>((resolve, reject) => {
+    const child = spawn(process.execPath, ["--expose-gc", "--allow-natives-syntax", "--import", "tsx", CHILD, mode], { stdio: ["ignore", out, "pipe"], timeout: 60_000 });
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on("error", reject);
+    child.on("close", resolve);
+  });
+  closeSync(out);
+  const stdout = readFileSync(file, "utf8");
+  if (code !== 0) throw new Error(`child exited with ${code}\n${stderr}`);
+  const states = [...stdout.matchAll(/DefineKeyedOwnPropertyInLiteral (\w+)/g)].map((m) => m[1]!);
+  const { anchored } = JSON.parse(stdout.trim().split("\n").at(-1)!) as { anchored: boolean };
+  return { anchored, states };
+}
+
+describe("the Node adapter keeps a tick object alive", () => {
+  it("without it, full collections while no tick object lives turn nextTick's literal megamorphic; with the adapter's listeners it stays monomorphic", async () => {
+    const [alone, adapter] = await Promise.all([statesAfterCollections("none"), statesAfterCollections("listener")]);
+    // What the anchor is for, on this Node: the literal's later keys go megamorphic for good.
+    expect(alone.anchored).toBe(false);
+    expect(alone.states.length).toBeGreaterThanOrEqual(4);
+    expect(alone.states.filter((s) => s === "MEGAMORPHIC").length).toBeGreaterThanOrEqual(3);
+    // The listeners anchored one, and every site kept its one map.
+    expect(adapter.anchored).toBe(true);
+    expect(adapter.states.length).toBe(alone.states.length);
+    expect(adapter.states.every((s) => s === "MONOMORPHIC")).toBe(true);
+  }, 90_000);
+});
