@@ -19,7 +19,7 @@ async function statesAfterCollections(mode: "none" | "listener"): Promise<{ anch
   let stderr = "";
   const code = await new Promise<number | null>((resolve, reject) => {
     const child = spawn(process.execPath, ["--expose-gc", "--allow-natives-syntax", "--import", "tsx", CHILD, mode], { stdio: ["ignore", out, "pipe"], timeout: 60_000 });
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     child.on("error", reject);
     child.on("close", resolve);
   });
