@@ -26,9 +26,7 @@ export function resolveStorage(reader: ConfigReader): AllInOneConfig["storage"] 
   const fsParams = storage.filesystem;
   const root = isMap(fsParams) ? fsParams.rootdirectory : undefined;
   // registry-kit's own key (Distribution's filesystem driver ignores it): see fsStorage's statOnEventLoop.
-  const statOnEventLoop = isMap(fsParams) && fsParams.statoneventloop !== undefined && fsParams.statoneventloop !== null
-    ? bool(named("storage.filesystem.statoneventloop"), fsParams.statoneventloop)
-    : undefined;
+  const statOnEventLoop = reader.opt("storage.filesystem.statoneventloop", bool);
   // Distribution's default root, made relative so that a plain config works without root rights.
   return {
     driver: "filesystem",

@@ -2,8 +2,9 @@
  * Child of tick-anchor.test.ts, run with `--expose-gc --allow-natives-syntax`:
  * `none` leaves the tick objects alone, `listener` builds the Node adapter's
  * listeners (which anchor one). Then eight bursts of `nextTick`, each followed
- * by a full collection while no tick object is alive, and the inline-cache
- * states of the tick object literal's computed keys as one JSON line.
+ * by a full collection while no tick object is alive; then `%DebugPrint` of
+ * `nextTick` (its feedback: the states of the literal's define sites) and a
+ * last JSON line saying whether a tick object is held.
  */
 import { createNodeListeners } from "../../src/node/listener.js";
 import { tickObjectAnchored } from "../../src/node/tick-anchor.js";
@@ -19,7 +20,7 @@ const burst = (done: () => void): void => {
 };
 
 function report(): void {
-  // %DebugPrint writes to stdout through C's buffered stdio; process.exit flushes it (a natural exit need not).
+  // Exit once the JSON line is out, so that nothing after the report can add to stdout.
   new Function("f", "%DebugPrint(f)")(process.nextTick);
   process.stdout.write(`\n${JSON.stringify({ anchored: tickObjectAnchored() })}\n`, () => process.exit(0));
 }
