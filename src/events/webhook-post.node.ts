@@ -26,7 +26,9 @@ export function nodeWebhookPost(): WebhookPost {
         const before = outgoing[key];
         outgoing[key] = before === undefined ? value : [...(Array.isArray(before) ? before : [String(before)]), value];
       }
-      outgoing["content-length"] = body.length;
+      // A string, as every other header value here and in the server's answers: a number reaching node:http's
+      // header checks de-optimizes them for the whole process, the registry's own responses included.
+      outgoing["content-length"] = String(body.length);
       const secure = url.startsWith("https:");
       const answered = (response: IncomingMessage): void => {
         response.on("error", () => {}); // an answer cut while discarded: the status counts
