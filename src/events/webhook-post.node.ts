@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from "node:http";
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { WebhookPost } from "./endpoint.js";
 
@@ -20,15 +20,21 @@ export function nodeWebhookPost(): WebhookPost {
   const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
   return (url, headers, body, signal) =>
     new Promise<number>((resolve, reject) => {
-      const outgoing: OutgoingHttpHeaders = {};
+      // The header lines as a flat [name, value, …] list, the form the registry's responses are written in
+      // (src/node/response.ts): node:http's header code then sees one kind of value from both. Node adds no
+      // Host to such a list; it is added here unless the endpoint's headers name one.
+      const lines: string[] = [];
+      let host = false;
       for (const [name, value] of headers) {
-        const key = name.toLowerCase();
-        const before = outgoing[key];
-        outgoing[key] = before === undefined ? value : [...(Array.isArray(before) ? before : [String(before)]), value];
+        const lower = name.toLowerCase();
+        if (lower === "content-length") continue;
+        if (lower === "host") host = true;
+        lines.push(name, value);
       }
-      // A string, as every other header value here and in the server's answers: a number reaching node:http's
-      // header checks de-optimizes them for the whole process, the registry's own responses included.
-      outgoing["content-length"] = String(body.length);
+      if (!host) lines.unshift("Host", new URL(url).host);
+      // A string: a number reaching node:http's header checks de-optimizes them for the whole process, the
+      // registry's own responses included.
+      lines.push("Content-Length", String(body.length));
       const secure = url.startsWith("https:");
       const answered = (response: IncomingMessage): void => {
         response.on("error", () => {}); // an answer cut while discarded: the status counts
@@ -37,8 +43,8 @@ export function nodeWebhookPost(): WebhookPost {
       };
       try {
         const request = secure
-          ? httpsRequest(url, { method: "POST", headers: outgoing, agent: agents.https, signal }, answered)
-          : httpRequest(url, { method: "POST", headers: outgoing, agent: agents.http, signal }, answered);
+          ? httpsRequest(url, { method: "POST", headers: lines, agent: agents.https, signal }, answered)
+          : httpRequest(url, { method: "POST", headers: lines, agent: agents.http, signal }, answered);
         request.on("error", reject);
         request.end(body);
       } catch (error) {

@@ -349,3 +349,24 @@ describe("createNotifier, pulls delivered from memory", () => {
     expect(sink.events().map((e) => e.action)).toEqual([...Array(3).fill("push"), ...Array(4).fill("pull")]);
   });
 });
+
+describe("nodeWebhookPost", () => {
+  const envelope = (): Uint8Array<ArrayBuffer> => new TextEncoder().encode('{"events":[]}');
+
+  it("sends the endpoint's header lines as given, its own Host (from the URL unless the endpoint names one) and Content-Length", async () => {
+    const sink = await receiver();
+    const post = nodeWebhookPost();
+    const body = envelope();
+    const lines: [string, string][] = [["X-Tags", "a"], ["X-Tags", "b"], ["Content-Length", "999"], ["Content-Type", EVENTS_MEDIA_TYPE]];
+    expect(await post(sink.url, lines, body, AbortSignal.timeout(5000))).toBe(200);
+    expect(await post(sink.url, [["Host", "events.example"], ...lines], body, AbortSignal.timeout(5000))).toBe(200);
+    const [first, second] = sink.envelopes.map((e) => e.headers);
+    expect(first!.host).toBe(new URL(sink.url).host);
+    expect(second!.host).toBe("events.example");
+    for (const headers of [first!, second!]) {
+      expect(headers["content-length"]).toBe(String(body.byteLength));
+      expect(headers["x-tags"]).toBe("a, b");
+      expect(headers["content-type"]).toBe(EVENTS_MEDIA_TYPE);
+    }
+  });
+});
