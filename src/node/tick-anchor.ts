@@ -18,8 +18,14 @@
  */
 import { executionAsyncResource } from "node:async_hooks";
 
-/** The tick object held; `undefined` until the first tick after {@link anchorTickObjects} ran. */
-let anchor: object | undefined;
+/**
+ * Where the tick object is held: a property of `globalThis` under a registered symbol. A module variable that
+ * nothing in the package reads is a dead store to a bundler, and the build dropped it (tsup's tree shaking left
+ * the call to `executionAsyncResource()` and nothing else); a store to a global object is kept. Copies of
+ * registry-kit in one process share it.
+ */
+const ANCHOR = Symbol.for("registry-kit.tickAnchor");
+const holder = globalThis as unknown as Record<symbol, object | undefined>;
 let asked = false;
 
 /**
@@ -32,11 +38,11 @@ export function anchorTickObjects(): void {
   process.nextTick(() => {
     const resource: unknown = executionAsyncResource();
     // Bun and Deno have no tick objects of Node's kind: whatever they answer, holding it costs nothing.
-    if (typeof resource === "object" && resource !== null) anchor = resource;
+    if (typeof resource === "object" && resource !== null) holder[ANCHOR] ??= resource;
   });
 }
 
 /** Whether a tick object is held (for tests). */
 export function tickObjectAnchored(): boolean {
-  return anchor !== undefined;
+  return holder[ANCHOR] !== undefined;
 }

@@ -1,16 +1,22 @@
 /**
  * Child of tick-anchor.test.ts, run with `--expose-gc --allow-natives-syntax`:
  * `none` leaves the tick objects alone, `listener` builds the Node adapter's
- * listeners (which anchor one). Then eight bursts of `nextTick`, each followed
+ * listeners (which anchor one), `bundled <file>` builds them from a build of
+ * registry-kit/node (what users install). Then eight bursts of `nextTick`, each followed
  * by a full collection while no tick object is alive; then `%DebugPrint` of
  * `nextTick` (its feedback: the states of the literal's define sites) and a
  * last JSON line saying whether a tick object is held.
  */
+import { pathToFileURL } from "node:url";
 import { createNodeListeners } from "../../src/node/listener.js";
 import { tickObjectAnchored } from "../../src/node/tick-anchor.js";
 
 const mode = process.argv[2];
 if (mode === "listener") createNodeListeners(() => new Response(null));
+if (mode === "bundled") {
+  const built = (await import(pathToFileURL(process.argv[3]!).href)) as { createNodeListeners: typeof createNodeListeners };
+  built.createNodeListeners(() => new Response(null));
+}
 
 const gc = (globalThis as { gc?: () => void }).gc!;
 const burst = (done: () => void): void => {

@@ -1,11 +1,16 @@
-import { spawn } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const CHILD = fileURLToPath(new URL("./tick-anchor-child.ts", import.meta.url));
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+// Inside the checkout, so that the build's imports of registry-kit's dependencies resolve from node_modules.
+mkdirSync(join(ROOT, "node_modules", ".cache"), { recursive: true });
+const build = mkdtempSync(join(ROOT, "node_modules", ".cache", "rk-tick-anchor-"));
+afterAll(() => rmSync(build, { recursive: true, force: true }));
 const work = mkdtempSync(join(tmpdir(), "rk-tick-anchor-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -13,12 +18,12 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
  * The states of the define sites of `nextTick`'s tick object literal after eight idle-time full collections.
  * The child's stdout is a file: %DebugPrint writes from C++, and on a non-blocking pipe it loses what does not fit.
  */
-async function statesAfterCollections(mode: "none" | "listener"): Promise<{ anchored: boolean; states: string[] }> {
+async function statesAfterCollections(mode: "none" | "listener" | "bundled"): Promise<{ anchored: boolean; states: string[] }> {
   const file = join(work, `${mode}.out`);
   const out = openSync(file, "w");
   let stderr = "";
   const code = await new Promise<number | null>((resolve, reject) => {
-    const child = spawn(process.execPath, ["--expose-gc", "--allow-natives-syntax", "--import", "tsx", CHILD, mode], { stdio: ["ignore", out, "pipe"], timeout: 60_000 });
+    const child = spawn(process.execPath, ["--expose-gc", "--allow-natives-syntax", "--import", "tsx", CHILD, mode, join(build, "index.js")], { stdio: ["ignore", out, "pipe"], timeout: 60_000 });
     child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     child.on("error", reject);
     child.on("close", resolve);
@@ -31,6 +36,17 @@ async function statesAfterCollections(mode: "none" | "listener"): Promise<{ anch
   return { anchored, states };
 }
 
+/**
+ * registry-kit/node built as the package builds it (tsup, ESM, rollup's tree shaking): the build once dropped the
+ * anchor as a store nothing reads, which the sources alone cannot show.
+ */
+beforeAll(() => {
+  const tsup = join(ROOT, "node_modules", "tsup", "dist", "cli-default.js");
+  const args = [tsup, "src/node/index.ts", "--no-config", "--format", "esm", "--treeshake", "--target", "node20", "-d", build, "--silent"];
+  const built = spawnSync(process.execPath, args, { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+  if (built.status !== 0) throw new Error(`tsup failed: ${built.stderr}`);
+}, 90_000);
+
 describe("the Node adapter keeps a tick object alive", () => {
   it("without it, full collections while no tick object lives turn nextTick's literal megamorphic; with the adapter's listeners it stays monomorphic", async () => {
     const [alone, adapter] = await Promise.all([statesAfterCollections("none"), statesAfterCollections("listener")]);
@@ -42,5 +58,13 @@ describe("the Node adapter keeps a tick object alive", () => {
     expect(adapter.anchored).toBe(true);
     expect(adapter.states.length).toBe(alone.states.length);
     expect(adapter.states.every((s) => s === "MONOMORPHIC")).toBe(true);
+  }, 90_000);
+
+  it("so does the built package: the anchor survives the bundler's tree shaking", async () => {
+    const [alone, built] = await Promise.all([statesAfterCollections("none"), statesAfterCollections("bundled")]);
+    expect(alone.states.filter((s) => s === "MEGAMORPHIC").length).toBeGreaterThanOrEqual(3);
+    expect(built.states.length).toBe(alone.states.length);
+    expect(built.states.every((s) => s === "MONOMORPHIC")).toBe(true);
+    expect(built.anchored).toBe(true);
   }, 90_000);
 });
