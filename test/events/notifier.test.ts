@@ -351,12 +351,10 @@ describe("createNotifier, pulls delivered from memory", () => {
 });
 
 describe("nodeWebhookPost", () => {
-  const envelope = (): Uint8Array<ArrayBuffer> => new TextEncoder().encode('{"events":[]}');
-
   it("sends the endpoint's header lines as given, its own Host (from the URL unless the endpoint names one) and Content-Length", async () => {
     const sink = await receiver();
     const post = nodeWebhookPost();
-    const body = envelope();
+    const body = new TextEncoder().encode('{"events":[]}');
     const lines: [string, string][] = [["X-Tags", "a"], ["X-Tags", "b"], ["Content-Length", "999"], ["Content-Type", EVENTS_MEDIA_TYPE]];
     expect(await post(sink.url, lines, body, AbortSignal.timeout(5000))).toBe(200);
     expect(await post(sink.url, [["Host", "events.example"], ...lines], body, AbortSignal.timeout(5000))).toBe(200);
