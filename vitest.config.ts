@@ -40,6 +40,8 @@ export const SYSTEM = [
   // loopback webhook receivers (node:http)
   "test/events/notifier.test.ts",
   "test/events/notifier-s3.test.ts",
+  // the bench's webhook sink (node:net on loopback)
+  "test/bench/sink.test.ts",
   // openssl certificates, an https receiver and a child process with NODE_EXTRA_CA_CERTS
   "test/events/webhook-https.test.ts",
   // a small tmpfs mounted for the full-disk cases, prlimit
