@@ -6,7 +6,7 @@
  * parses to the events.
  */
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { RegistryEvent } from "../../src/events/index.js";
 import { EventLines } from "../../src/events/event-json.js";
 import { requestParts, requestRecord } from "../../src/events/request.js";
@@ -182,6 +182,7 @@ describe("EventLines.addParts (an event written from its parts, without an event
 });
 
 describe("outbox objects and envelopes", () => {
+  afterEach(() => vi.useRealTimers());
   it("pending events written as an object read back as their lines; an envelope of them parses to the events in order", () => {
     const lines = new EventLines(false);
     const pending = new PendingEvents();
@@ -223,6 +224,55 @@ describe("outbox objects and envelopes", () => {
     const read = decodeLines(damaged);
     expect(read.skipped).toBe(1);
     expect(ids(read)).toEqual(["id-1", "id-3"]);
+  });
+
+  it("a run of events that repeat the line before (pulls of one client) is copied and patched: every line, in an object and in an envelope, is the line that event alone writes", () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const targets = [
+      { mediaType: "m", digest: "sha256:d", size: 1, length: 1, repository: "r", url: "http://h/v2/r/manifests/sha256:d", tag: "t" },
+      { mediaType: "m", digest: "sha256:e", size: 22, length: 22, repository: "team/app", url: "http://h/v2/team/app/manifests/sha256:e" },
+    ];
+    const requests = [{ method: "GET", useragent: "ua", host: "h" }, { method: "HEAD", useragent: "skopeo/1.13", host: "h:5000", addr: "10.0.0.1" }];
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            target: fc.constantFrom(0, 1),
+            actor: fc.constantFrom(undefined, "alice"),
+            // a request drawing its id, a client's request id, no request
+            request: fc.constantFrom(0, 1, "client", undefined),
+            // milliseconds to the next event; a jump past the year 9999 (a 27-byte timestamp) and back
+            step: fc.oneof(fc.constantFrom(0, 0, 0, 1, 999), fc.constant(254_000_000_000_000), fc.constant(-254_000_000_000_000)),
+            built: fc.boolean(),
+          }),
+          { minLength: 1, maxLength: 60 },
+        ),
+        (events) => {
+          const lines = new EventLines(false);
+          const pending = new PendingEvents();
+          let now = Date.UTC(2026, 10, 24, 12, 0, 0, 998);
+          events.forEach((e, i) => {
+            vi.setSystemTime((now = Math.max(0, now + e.step)));
+            const request = e.request === undefined ? undefined : e.request === "client" ? { ...requests[0]!, id: `client-${i}` } : { ...requests[e.request]!, id: undefined };
+            if (e.built) lines.add(pending, { ...pull(i), target: targets[e.target]! });
+            else lines.addParts(pending, "pull", targets[e.target]!, e.actor, source, request);
+          });
+          const alone = Array.from({ length: pending.count }, (_, i) => {
+            const one = new PendingEvents();
+            one.addCopy(pending, i);
+            return only(one);
+          });
+          const object = pending.lines();
+          expect(object.starts.map((start, i) => text(object.bytes.subarray(start, object.ends[i])))).toEqual(alone);
+          expect(text(pending.envelope(0, pending.count))).toBe(`{"events":[${alone.join(",")}]}`);
+          const from = Math.floor(pending.count / 3);
+          expect(text(pending.envelope(from, pending.count))).toBe(`{"events":[${alone.slice(from).join(",")}]}`);
+          for (const line of alone) expect(JSON.stringify(JSON.parse(line))).toBe(line);
+          expect(new Set(alone.map((line) => (JSON.parse(line) as RegistryEvent).id)).size).toBe(alone.length);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 
   it("takeFirst gives the first events and keeps the rest, in order; written twice, events give the same bytes", () => {
