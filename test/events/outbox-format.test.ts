@@ -253,7 +253,7 @@ describe("outbox objects and envelopes", () => {
           let now = Date.UTC(2026, 10, 24, 12, 0, 0, 998);
           events.forEach((e, i) => {
             vi.setSystemTime((now = Math.max(0, now + e.step)));
-            const request = e.request === undefined ? undefined : e.request === "client" ? { ...requests[0]!, id: `client-${i}` } : { ...requests[e.request]!, id: undefined };
+            const request = e.request === undefined ? undefined : e.request === "client" ? { ...requests[0]!, id: `client-${i}` } : { ...requests[e.request as 0 | 1]!, id: undefined };
             if (e.built) lines.add(pending, { ...pull(i), target: targets[e.target]! });
             else lines.addParts(pending, "pull", targets[e.target]!, e.actor, source, request);
           });
