@@ -8,7 +8,7 @@ import { principalOf } from "../auth/principal.js";
 import { NO_EVENTS, RECORDED } from "../events/hook.js";
 import type { EventAction, EventDescriptor, EventTarget } from "../events/model.js";
 import type { RegistryContext } from "./context.js";
-import { absolute } from "./responses.js";
+import { digestUrl } from "./responses.js";
 
 /**
  * Emit `action` on `target()` for `request`, with its authenticated user as
@@ -32,7 +32,7 @@ export function whenRecorded(recorded: Promise<void>): Promise<void> | undefined
 
 /** The target of a manifest event. */
 export function manifestTarget(ctx: RegistryContext, request: Request, name: string, digest: string, mediaType: string, size: number, tag?: string, references?: EventDescriptor[]): EventTarget {
-  const target: EventTarget = { mediaType, digest, size, length: size, repository: name, url: absolute(request, `${ctx.v2}/${name}/manifests/${digest}`) };
+  const target: EventTarget = { mediaType, digest, size, length: size, repository: name, url: digestUrl(request, ctx.v2, name, "manifests", digest) };
   if (tag !== undefined) target.tag = tag;
   if (references !== undefined) target.references = references;
   return target;
@@ -40,7 +40,7 @@ export function manifestTarget(ctx: RegistryContext, request: Request, name: str
 
 /** The target of a blob event (Distribution's blob media type is `application/octet-stream`). */
 export function blobTarget(ctx: RegistryContext, request: Request, name: string, digest: string, size: number, fromRepository?: string): EventTarget {
-  const target: EventTarget = { mediaType: "application/octet-stream", digest, size, length: size, repository: name, url: absolute(request, `${ctx.v2}/${name}/blobs/${digest}`) };
+  const target: EventTarget = { mediaType: "application/octet-stream", digest, size, length: size, repository: name, url: digestUrl(request, ctx.v2, name, "blobs", digest) };
   if (fromRepository !== undefined) target.fromRepository = fromRepository;
   return target;
 }

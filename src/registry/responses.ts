@@ -35,6 +35,9 @@ let lastOrigin = "";
 let lastPath = "";
 let lastHref = "";
 
+/** Whether `url` goes on with "/" right after `base`: then they have the same origin. */
+const onBase = (url: string, base: string): boolean => base !== "" && url.startsWith(base) && url.charCodeAt(base.length) === 0x2f;
+
 /**
  * An absolute URL on the request's origin. The origin of the last request's
  * URL is kept: parsing a URL is most of the cost, and a registry mostly
@@ -43,8 +46,7 @@ let lastHref = "";
  */
 export function absolute(request: Request, path: string): string {
   const url = request.url;
-  // Same path on the same base (the URL goes on with "/" right after it): the same answer.
-  if (path === lastPath && url.startsWith(lastBase) && url.charCodeAt(lastBase.length) === 0x2f) return lastHref;
+  if (path === lastPath && onBase(url, lastBase)) return lastHref;
   if (!PLAIN_PATH.test(path)) return new URL(path, url).href;
   const slash = url.indexOf("/", url.indexOf("//") + 2);
   const base = slash < 0 ? url : url.slice(0, slash);
@@ -56,4 +58,24 @@ export function absolute(request: Request, path: string): string {
   lastPath = path;
   lastHref = lastOrigin + path;
   return lastHref;
+}
+
+/** The parts of the last path {@link digestUrl} made, the base it was made on, and its answer. */
+const lastDigestUrl = { prefix: "", name: "", kind: "", digest: "", base: "", href: "" };
+
+/**
+ * `absolute(request, `${prefix}/${name}/${kind}/${digest}`)`, without making
+ * that path when its parts are the last ones asked on the same origin: the
+ * URL in the target of every pull event (comparing the parts costs less than
+ * joining and comparing the path).
+ */
+export function digestUrl(request: Request, prefix: string, name: string, kind: "manifests" | "blobs", digest: string): string {
+  const last = lastDigestUrl;
+  const url = request.url;
+  if (digest === last.digest && name === last.name && kind === last.kind && prefix === last.prefix && onBase(url, last.base)) return last.href;
+  const path = `${prefix}/${name}/${kind}/${digest}`;
+  const href = absolute(request, path);
+  // Kept only when `absolute` took the plain way, which leaves this request's base in lastBase.
+  if (lastPath === path && lastHref === href) Object.assign(last, { prefix, name, kind, digest, base: lastBase, href });
+  return href;
 }
