@@ -13,7 +13,9 @@ let lastBytes = new Uint8Array(0);
 function refresh(now: number): void {
   lastMs = now;
   lastTimestamp = new Date(now).toISOString();
-  lastBytes = Uint8Array.from(lastTimestamp, (c) => c.charCodeAt(0));
+  // A loop, not Uint8Array.from(string, …): that one walks the string through an iterator, an object per character.
+  lastBytes = new Uint8Array(lastTimestamp.length);
+  for (let i = 0; i < lastTimestamp.length; i++) lastBytes[i] = lastTimestamp.charCodeAt(i);
 }
 
 /** Now in RFC 3339. */

@@ -128,13 +128,22 @@ export class PendingEvents {
   takeFirst(count: number): PendingEvents {
     const taken = new PendingEvents();
     const all = count >= this.count;
-    taken.#middles = this.#middles.splice(0, count);
-    taken.#fields = this.#fields.splice(0, count);
-    taken.#ids = this.#ids.splice(0, count);
-    taken.#idPrefixes = this.#idPrefixes.splice(0, count);
-    taken.#times = this.#times.splice(0, count);
-    taken.#requestIds = this.#requestIds.splice(0, count);
-    taken.#requestPrefixes = this.#requestPrefixes.splice(0, count);
+    // The taken events keep the arrays and the rest are copied out of them: a delivery takes whole batches as
+    // soon as one is full, so the rest is a few events where the taken ones are a thousand.
+    taken.#middles = this.#middles;
+    taken.#fields = this.#fields;
+    taken.#ids = this.#ids;
+    taken.#idPrefixes = this.#idPrefixes;
+    taken.#times = this.#times;
+    taken.#requestIds = this.#requestIds;
+    taken.#requestPrefixes = this.#requestPrefixes;
+    this.#middles = rest(taken.#middles, count);
+    this.#fields = rest(taken.#fields, count);
+    this.#ids = rest(taken.#ids, count);
+    this.#idPrefixes = rest(taken.#idPrefixes, count);
+    this.#times = rest(taken.#times, count);
+    this.#requestIds = rest(taken.#requestIds, count);
+    this.#requestPrefixes = rest(taken.#requestPrefixes, count);
     if (all) taken.#size = this.#size;
     else for (let i = 0; i < taken.count; i++) taken.#size += taken.#room(i);
     this.#size -= taken.#size;
@@ -244,6 +253,14 @@ export class PendingEvents {
     }
     return at + (end - start);
   }
+}
+
+/** The items of `items` after the first `count`, as a new array; `items` keeps the first `count`. */
+function rest<T>(items: T[], count: number): T[] {
+  if (count >= items.length) return [];
+  const after = items.slice(count);
+  items.length = count;
+  return after;
 }
 
 const idRoom = (id: Id): number => (typeof id === "number" ? ID_ROOM : stringRoom(id));

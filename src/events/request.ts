@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { headerPairs, type HeaderPairs } from "../http/header-pairs.js";
+import { headerPairs } from "../http/header-pairs.js";
 import { nextId } from "./ids.js";
 import type { EventRequest } from "./model.js";
 
@@ -19,17 +19,12 @@ function clip(value: string | null | undefined): string | undefined {
   return trimmed === "" ? undefined : trimmed.slice(0, MAX_FIELD);
 }
 
-/** The headers an event reads, by their slot in a {@link Read}. */
+/** The headers an event reads, by the slot {@link slotOf} gives them. */
 const HOST = 0;
 const USER_AGENT = 1;
 const REQUEST_ID = 2;
 const FORWARDED_FOR = 3;
 const REAL_IP = 4;
-/** Their lower-case names, by slot. */
-const NAMES = ["host", "user-agent", "x-request-id", "x-forwarded-for", "x-real-ip"];
-
-/** The values of the headers an event reads, by slot: one array shape whichever of them a request has. */
-type Read = (string | undefined)[];
 
 /** Whether `name` is `lower` in any case; `canonical` is the usual spelling (HTTP clients send it), compared first without a copy. */
 function named(name: string, lower: string, canonical: string): boolean {
@@ -54,31 +49,51 @@ function slotOf(name: string): number {
   }
 }
 
-function fromPairs(pairs: HeaderPairs): Read {
-  const read: Read = [undefined, undefined, undefined, undefined, undefined];
-  for (let i = 0; i < pairs.length; i++) {
-    const pair = pairs[i]!;
-    const slot = slotOf(pair[0]);
-    if (slot < 0) continue;
-    // Repeated lines joined with ", ", as `Headers.get` does.
-    const before = read[slot];
-    read[slot] = before === undefined ? pair[1] : `${before}, ${pair[1]}`;
-  }
-  return read;
-}
-
-function fromHeaders(headers: Headers): Read {
-  return NAMES.map((name) => headers.get(name) ?? undefined);
-}
+/** Repeated lines joined with ", ", as `Headers.get` does. */
+const joined = (before: string | undefined, value: string): string => (before === undefined ? value : `${before}, ${value}`);
 
 /** An event's request record whose `id` is the one the client sent (`X-Request-Id`), if any. */
 export type RequestParts = Omit<EventRequest, "id"> & { id: string | undefined };
 
 /** The request record of `request` without a drawn id: the fields an outbox line writes directly. */
 export function requestParts(request: Request): RequestParts {
+  // The five values in locals, not an array by slot: a pull's event allocates no more than its record.
+  let hostLine: string | undefined;
+  let userAgent: string | undefined;
+  let requestId: string | undefined;
+  let forwardedFor: string | undefined;
+  let realIp: string | undefined;
   const pairs = headerPairs(request);
-  const headers = pairs ? fromPairs(pairs) : fromHeaders(request.headers);
-  let host = clip(headers[HOST]);
+  if (pairs) {
+    for (let i = 0; i < pairs.length; i++) {
+      const pair = pairs[i]!;
+      switch (slotOf(pair[0])) {
+        case HOST:
+          hostLine = joined(hostLine, pair[1]);
+          break;
+        case USER_AGENT:
+          userAgent = joined(userAgent, pair[1]);
+          break;
+        case REQUEST_ID:
+          requestId = joined(requestId, pair[1]);
+          break;
+        case FORWARDED_FOR:
+          forwardedFor = joined(forwardedFor, pair[1]);
+          break;
+        case REAL_IP:
+          realIp = joined(realIp, pair[1]);
+          break;
+      }
+    }
+  } else {
+    const headers = request.headers;
+    hostLine = headers.get("host") ?? undefined;
+    userAgent = headers.get("user-agent") ?? undefined;
+    requestId = headers.get("x-request-id") ?? undefined;
+    forwardedFor = headers.get("x-forwarded-for") ?? undefined;
+    realIp = headers.get("x-real-ip") ?? undefined;
+  }
+  let host = clip(hostLine);
   if (host === undefined) {
     try {
       host = new URL(request.url).host;
@@ -86,15 +101,15 @@ export function requestParts(request: Request): RequestParts {
       // keep it absent
     }
   }
-  const forwarded = clip(headers[FORWARDED_FOR])?.split(",")[0]?.trim();
+  const forwarded = clip(forwardedFor)?.split(",")[0]?.trim();
   const method = request.method;
   const record: RequestParts = {
-    id: clip(headers[REQUEST_ID]),
+    id: clip(requestId),
     // Clients send the usual methods in upper case already: no copy for them.
     method: method === "GET" || method === "HEAD" ? method : method.toUpperCase(),
-    useragent: clip(headers[USER_AGENT]) ?? "",
+    useragent: clip(userAgent) ?? "",
   };
-  const addr = forwarded || clip(headers[REAL_IP]);
+  const addr = forwarded || clip(realIp);
   if (addr) record.addr = addr;
   if (host) record.host = host;
   return record;

@@ -16,10 +16,20 @@ import { digestUrl } from "./responses.js";
  * GET without `onEvent` builds nothing (the hot path).
  */
 export function emitEvent(ctx: RegistryContext, request: Request, action: EventAction, target: () => EventTarget): Promise<void> {
-  if (ctx.emit === NO_EVENTS) return RECORDED;
-  const actor = principalOf(request)?.subject || undefined;
-  return ctx.emit(request, actor === undefined ? { action, target: target() } : { action, target: target(), actor });
+  return ctx.emit === NO_EVENTS ? RECORDED : emitOn(ctx, request, action, target());
 }
+
+/**
+ * {@link emitEvent} with its target made already: for the manifest GET, which
+ * tests `listening(ctx)` first and so makes no function for the target.
+ */
+export function emitOn(ctx: RegistryContext, request: Request, action: EventAction, target: EventTarget): Promise<void> {
+  const actor = principalOf(request)?.subject || undefined;
+  return ctx.emit(request, actor === undefined ? { action, target } : { action, target, actor });
+}
+
+/** Whether the registry has an event hook (else a service may skip making an event's parts). */
+export const listening = (ctx: RegistryContext): boolean => ctx.emit !== NO_EVENTS;
 
 /**
  * Wait for `recorded` unless it is {@link RECORDED} (no listener, or a pull the
