@@ -90,6 +90,8 @@ function signOffThread(native: NodeCrypto, hash: string, data: Uint8Array, key: 
  * caller then uses WebCrypto).
  */
 export function nodeSign(alg: JwsAlgorithm, key: CryptoKey, data: Uint8Array): Uint8Array | Promise<Uint8Array | undefined> | undefined {
+  // A token service signs with one key: its signer is kept beside the two lookups that find it.
+  if (key === last.key && alg === last.alg && last.signer !== null) return sign(last.byAlg!, alg, last.signer, data);
   if (native === undefined) native = loadNodeCrypto();
   if (native === null) return undefined;
   let byAlg = signers.get(key);
@@ -105,6 +107,14 @@ export function nodeSign(alg: JwsAlgorithm, key: CryptoKey, data: Uint8Array): U
     byAlg.set(alg, signer);
   }
   if (signer === null) return undefined;
+  last = { key, alg, byAlg, signer };
+  return sign(byAlg, alg, signer, data);
+}
+
+/** The key, algorithm and signer {@link nodeSign} used last. */
+let last: { key: CryptoKey | undefined; alg: JwsAlgorithm | undefined; byAlg: Map<JwsAlgorithm, Signer | null> | undefined; signer: Signer | null } = { key: undefined, alg: undefined, byAlg: undefined, signer: null };
+
+function sign(byAlg: Map<JwsAlgorithm, Signer | null>, alg: JwsAlgorithm, signer: Signer, data: Uint8Array): Uint8Array | Promise<Uint8Array | undefined> | undefined {
   // A runtime whose node:crypto is partial (workerd's nodejs_compat refuses a KeyObject in
   // sign's options) gets WebCrypto from then on for this key, rather than a failed token.
   try {
@@ -117,6 +127,7 @@ export function nodeSign(alg: JwsAlgorithm, key: CryptoKey, data: Uint8Array): U
 
 function declined(byAlg: Map<JwsAlgorithm, Signer | null>, alg: JwsAlgorithm): undefined {
   byAlg.set(alg, null);
+  if (last.byAlg === byAlg && last.alg === alg) last = { key: undefined, alg: undefined, byAlg: undefined, signer: null };
   return undefined;
 }
 

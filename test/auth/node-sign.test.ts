@@ -81,6 +81,31 @@ describe("nodeSign (node:crypto fast path of signJwt)", () => {
     expect(native).toHaveBeenCalledTimes(1);
   });
 
+  it("a key that signed before, then fails (the last key used, kept for the next token), falls back for good too", async () => {
+    const { sign } = await loaded("ES256");
+    expect(nodeSign("ES256", sign, data)).toBeInstanceOf(Uint8Array);
+    const native = vi.spyOn(cryptoModule, "sign").mockImplementation(() => {
+      throw new TypeError('The "options.key" property must be of type string');
+    });
+    expect(nodeSign("ES256", sign, data)).toBeUndefined();
+    expect(nodeSign("ES256", sign, data)).toBeUndefined();
+    expect(native).toHaveBeenCalledTimes(1);
+  });
+
+  it("keys and algorithms used in turn each sign with their own key", async () => {
+    const a = await loaded("ES256");
+    const b = await loaded("ES256");
+    const c = await loaded("EdDSA");
+    for (let round = 0; round < 3; round++) {
+      for (const [alg, { sign, verify }] of [["ES256", a], ["ES256", b], ["EdDSA", c], ["ES256", a]] as const) {
+        const sig = nodeSign(alg, sign, data) as Uint8Array<ArrayBuffer>;
+        expect(await crypto.subtle.verify(algorithmSpec(alg)!.signParams, verify, sig, data)).toBe(true);
+        const other = verify === a.verify ? b.verify : a.verify;
+        if (alg === "ES256") expect(await crypto.subtle.verify(algorithmSpec(alg)!.signParams, other, sig, data)).toBe(false);
+      }
+    }
+  });
+
   it("declines a non-extractable key made outside this library (WebCrypto signs it; no DEP0204)", async () => {
     const from = vi.spyOn(nodeCrypto.KeyObject, "from");
     const { sign } = await pair("ES256");
