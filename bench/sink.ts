@@ -56,13 +56,10 @@ export async function startSink(): Promise<Sink> {
     const count = (chunk: Buffer): void => {
       if (first.length < OPEN.length) first = Buffer.concat([first, chunk.subarray(0, OPEN.length - first.length)]);
       last = chunk.length >= CLOSE.length ? chunk.subarray(-CLOSE.length) : Buffer.concat([last, chunk]).subarray(-CLOSE.length);
-      if (chunk.length < MARK.length) {
-        // A short chunk (rare): counted with the bytes carried over, which then go on with it.
-        const bytes = carry ? Buffer.concat([carry, chunk]) : chunk;
-        const at = bytes.indexOf(MARK);
-        if (at >= 0) events++;
-        carry = bytes.subarray(Math.max(at >= 0 ? at + MARK.length : 0, bytes.length - (MARK.length - 1)));
-        return;
+      if (carry && chunk.length < MARK.length) {
+        // A chunk shorter than the mark (rare): searched together with the bytes carried over.
+        chunk = Buffer.concat([carry, chunk]);
+        carry = undefined;
       }
       // A mark that began in the bytes carried over; then the marks of this chunk, after it.
       let after = 0;

@@ -91,7 +91,7 @@ function signOffThread(native: NodeCrypto, hash: string, data: Uint8Array, key: 
  */
 export function nodeSign(alg: JwsAlgorithm, key: CryptoKey, data: Uint8Array): Uint8Array | Promise<Uint8Array | undefined> | undefined {
   // A token service signs with one key: its signer is kept beside the two lookups that find it.
-  if (key === last.key && alg === last.alg && last.signer !== null) return sign(last.byAlg!, alg, last.signer, data);
+  if (last !== undefined && key === last.key && alg === last.alg) return sign(last.byAlg, alg, last.signer, data);
   if (native === undefined) native = loadNodeCrypto();
   if (native === null) return undefined;
   let byAlg = signers.get(key);
@@ -111,8 +111,8 @@ export function nodeSign(alg: JwsAlgorithm, key: CryptoKey, data: Uint8Array): U
   return sign(byAlg, alg, signer, data);
 }
 
-/** The key, algorithm and signer {@link nodeSign} used last. */
-let last: { key: CryptoKey | undefined; alg: JwsAlgorithm | undefined; byAlg: Map<JwsAlgorithm, Signer | null> | undefined; signer: Signer | null } = { key: undefined, alg: undefined, byAlg: undefined, signer: null };
+/** The key, algorithm and signer {@link nodeSign} used last (holding that one key until another is used). */
+let last: { key: CryptoKey; alg: JwsAlgorithm; byAlg: Map<JwsAlgorithm, Signer | null>; signer: Signer } | undefined;
 
 function sign(byAlg: Map<JwsAlgorithm, Signer | null>, alg: JwsAlgorithm, signer: Signer, data: Uint8Array): Uint8Array | Promise<Uint8Array | undefined> | undefined {
   // A runtime whose node:crypto is partial (workerd's nodejs_compat refuses a KeyObject in
@@ -127,7 +127,7 @@ function sign(byAlg: Map<JwsAlgorithm, Signer | null>, alg: JwsAlgorithm, signer
 
 function declined(byAlg: Map<JwsAlgorithm, Signer | null>, alg: JwsAlgorithm): undefined {
   byAlg.set(alg, null);
-  if (last.byAlg === byAlg && last.alg === alg) last = { key: undefined, alg: undefined, byAlg: undefined, signer: null };
+  if (last?.byAlg === byAlg && last.alg === alg) last = undefined;
   return undefined;
 }
 

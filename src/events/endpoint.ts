@@ -128,9 +128,7 @@ export async function post(endpoint: ResolvedEndpoint, body: Uint8Array<ArrayBuf
   // A timer cleared once answered, not AbortSignal.timeout: that one fires after every POST, answered or not,
   // and makes a DOMException with its stack each time (~60 µs of CPU a POST on Node 20).
   const controller = new AbortController();
-  let timedOut = false;
   const timer = setTimeout(() => {
-    timedOut = true;
     controller.abort(new DOMException(`no answer within ${endpoint.timeoutMs} ms`, "TimeoutError"));
   }, endpoint.timeoutMs);
   // As AbortSignal.timeout's timer: it alone does not keep a Node or Deno process alive.
@@ -139,7 +137,7 @@ export async function post(endpoint: ResolvedEndpoint, body: Uint8Array<ArrayBuf
   try {
     status = await send(endpoint.url, headers, body, controller.signal);
   } catch (error) {
-    const reason = timedOut ? `no answer within ${endpoint.timeoutMs} ms` : error instanceof Error ? error.message : String(error);
+    const reason = controller.signal.aborted ? `no answer within ${endpoint.timeoutMs} ms` : error instanceof Error ? error.message : String(error);
     throw new DeliveryError(`endpoint ${endpoint.name}: ${reason}`);
   } finally {
     clearTimeout(timer);

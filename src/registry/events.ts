@@ -16,7 +16,7 @@ import { digestUrl } from "./responses.js";
  * GET without `onEvent` builds nothing (the hot path).
  */
 export function emitEvent(ctx: RegistryContext, request: Request, action: EventAction, target: () => EventTarget): Promise<void> {
-  return ctx.emit === NO_EVENTS ? RECORDED : emitOn(ctx, request, action, target());
+  return listening(ctx) ? emitOn(ctx, request, action, target()) : RECORDED;
 }
 
 /**
