@@ -3,7 +3,7 @@
  *
  * `record` writes each event, before the request that caused it is answered,
  * into the queue of every endpoint that takes it: objects
- * `<prefix>/outbox/<endpoint>/<time>-<seq>-<process>` holding a batch of
+ * `<prefix>/outbox/<endpoint>/<time>-<seq>-<process>-<n>` holding a batch of
  * events. Push, mount and delete are written at once; pulls (the bulk of the
  * traffic) wait in memory for at most `pullFlushMs` and go with the next
  * write, so a crash loses at most that much of the pulls and nothing else.
@@ -50,6 +50,12 @@ const MAX_OBJECT = 16 * 1024 * 1024;
 let processId: string | undefined;
 const PROCESS = (): string => (processId ??= crypto.randomUUID().slice(0, 8));
 /**
+ * Notifiers made in this process so far. Each writes under its own `<process>-<n>`: two notifiers of one process
+ * on one store (two registries in a server) would otherwise draw the same key in the same millisecond, and the
+ * later write would replace the earlier one's events.
+ */
+let notifiersMade = 0;
+/**
  * Bytes of pull events held in memory before they are written anyway (bounds memory; about 6000 pulls). A write
  * costs about the same for 1 and 6000 events (an fsync, a listing, a delete), so it carries as many as the time
  * bound lets it.
@@ -84,7 +90,8 @@ export function createNotifier(options: NotifierOptions): Notifier {
   const active = endpoints.filter((e) => !e.disabled);
   const states: EndpointState[] = active.map((endpoint) => ({ endpoint, buffer: new PendingEvents(), failures: 0, resumeAt: 0, batchLimit: maxBatch }));
   const queue = (endpoint: ResolvedEndpoint) => `${prefix}/outbox/${endpoint.name}`;
-  const lease = new Lease(storage, prefix, PROCESS(), { durationMs: options.leaseMs ?? 10_000, skewMs: 2_000 });
+  const writer = `${PROCESS()}-${++notifiersMade}`;
+  const lease = new Lease(storage, prefix, writer, { durationMs: options.leaseMs ?? 10_000, skewMs: 2_000 });
 
   let seq = 0;
   let lastMs = 0;
@@ -93,7 +100,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
     if (now !== lastMs) seq = 0;
     lastMs = now;
     seq += 1;
-    return `${String(now).padStart(15, "0")}-${String(seq).padStart(9, "0")}-${PROCESS()}`;
+    return `${String(now).padStart(15, "0")}-${String(seq).padStart(9, "0")}-${writer}`;
   };
 
   // Pulls wait here as their parts, one list per endpoint; any durable write takes them along first, so the

@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { EVENTS_MEDIA_TYPE, createNotifier, type Notifier, type RegistryEvent, type WebhookPost } from "../../src/events/index.js";
 import { nodeWebhookPost } from "../../src/node/index.js";
 import { fsStorage } from "../../src/storage/fs/index.js";
@@ -222,6 +222,23 @@ describe("createNotifier", () => {
     const ids = sink.events().map((e) => e.id);
     expect(ids.length).toBe(30);
     expect(new Set(ids).size).toBe(30);
+  });
+
+  it("two notifiers of one process on one store, writing in the same millisecond, keep each other's events", async () => {
+    const sink = await receiver();
+    const shared = memoryStorage();
+    const [a, b] = [0, 1].map(() => notifier(shared, [{ name: "ci", url: sink.url }]));
+    const frozen = vi.spyOn(Date, "now").mockReturnValue(Date.now());
+    try {
+      await pushImage(makeRegistry({ storage: shared, onEvent: a! }), "a", "v1");
+      await pushImage(makeRegistry({ storage: shared, onEvent: b! }), "b", "v1");
+    } finally {
+      frozen.mockRestore();
+    }
+    expect((await shared.list("_events/outbox/ci")).keys).toHaveLength(6);
+    await a!.deliverOnce();
+    expect(sink.events().map((e) => e.target.repository).sort()).toEqual(["a", "a", "a", "b", "b", "b"]);
+    expect(new Set(sink.events().map((e) => e.id)).size).toBe(6);
   });
 
   it("while it holds the lease, a notifier delivers what it wrote without reading it back; what another process wrote is read from storage", async () => {

@@ -15,19 +15,27 @@ import { isFile } from "./files.js";
 /** How often to retry when a concurrent delete removes a directory we are writing into. */
 export const RETRIES = 5;
 
-/** Create the parent directories of `file`, fsyncing the directories that gained an entry. */
+/**
+ * Create the parent directories of `file`, fsyncing the directories that gained an entry. Retries when a
+ * concurrent delete prunes a directory just made, before its child was (mkdir then fails with ENOENT).
+ */
 export async function makeParents(ctx: FsContext, file: string): Promise<void> {
   const dir = path.dirname(file);
   let first: string | undefined;
-  try {
-    first = await mkdirs(dir);
-  } catch (error) {
-    throw toStorageError(error, "cannot create the directories of");
+  let attempt = 0;
+  for (; ; attempt++) {
+    try {
+      first = await mkdirs(dir);
+      break;
+    } catch (error) {
+      if (attempt < RETRIES && errno(error) === "ENOENT") continue;
+      throw toStorageError(error, "cannot create the directories of");
+    }
   }
-  if (first && ctx.sync) {
-    // `dir` gets its entry at the rename (synced there); each directory from the parent
-    // of the first one created down to `dir`'s parent gained a new subdirectory.
-    const top = path.dirname(first);
+  if ((first || attempt > 0) && ctx.sync) {
+    // `dir` gets its entry at the rename (synced there); each directory from the parent of the first one created
+    // down to `dir`'s parent gained a new subdirectory. What a failed attempt made is not known: all up to the root.
+    const top = attempt > 0 ? ctx.root : path.dirname(first!);
     for (let d = path.dirname(dir); ; d = path.dirname(d)) {
       await syncDir(d);
       if (d === top || d === ctx.root || d === path.dirname(d)) break;
