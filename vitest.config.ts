@@ -44,6 +44,7 @@ export const SYSTEM = [
   "test/bench/sink.test.ts",
   // openssl certificates, an https receiver and a child process with NODE_EXTRA_CA_CERTS
   "test/events/webhook-https.test.ts",
+  "test/events/webhook-worker.test.ts",
   // a small tmpfs mounted for the full-disk cases, prlimit
   "test/storage/full-disk.test.ts",
   // real HTTP servers on 127.0.0.1 (serve(), node:http, Express, Hono)

@@ -128,11 +128,12 @@ if (config.hello) {
   const metrics = process.env.RK_BENCH_METRICS === "1" ? createMetrics() : undefined;
   const storage = fsStorage({ root: config.root, fsync: config.fsync ?? true });
   // RK_BENCH_NOTIFY=<url>: every event goes to a webhook at <url> through the durable outbox, as with `notifications`
-  // (POSTs through node:http as `registry-kit serve` sends them; builds before nodeWebhookPost use fetch).
+  // (POSTs through node:http from a worker thread, as `registry-kit serve` sends them; RK_BENCH_POST=caller: from
+  // the request thread; builds before nodeWebhookPost use fetch, builds before its `worker` option the caller's thread).
   // RK_BENCH_OUTBOX=memory|nofsync: the outbox in memory storage, or on the same root without fsync (to tell its
   // file I/O from the rest of an event's cost).
   const notifyUrl = process.env.RK_BENCH_NOTIFY;
-  const notifier = notifyUrl ? (await load<typeof EventsModule>("events")).createNotifier({ storage: process.env.RK_BENCH_OUTBOX === "nofsync" ? fsStorage({ root: config.root, fsync: false }) : process.env.RK_BENCH_OUTBOX === "memory" ? (await load<{ memoryStorage: () => typeof storage }>("storage/memory")).memoryStorage() : storage, endpoints: [{ name: "bench", url: notifyUrl }], ...(nodeWebhookPost ? { post: nodeWebhookPost() } : {}) }) : undefined;
+  const notifier = notifyUrl ? (await load<typeof EventsModule>("events")).createNotifier({ storage: process.env.RK_BENCH_OUTBOX === "nofsync" ? fsStorage({ root: config.root, fsync: false }) : process.env.RK_BENCH_OUTBOX === "memory" ? (await load<{ memoryStorage: () => typeof storage }>("storage/memory")).memoryStorage() : storage, endpoints: [{ name: "bench", url: notifyUrl }], ...(nodeWebhookPost ? { post: nodeWebhookPost({ worker: process.env.RK_BENCH_POST !== "caller" }) } : {}) }) : undefined;
   notifier?.start();
   const registry = createRegistry({
     ...(notifier ? { onEvent: notifier } : {}),

@@ -44,7 +44,8 @@ export interface NotifierOptions {
   /**
    * How an envelope is POSTed. Default `fetch`. On Node, `nodeWebhookPost()`
    * from `registry-kit/node` (node:http) costs about a fifth of the CPU per
-   * envelope.
+   * envelope, and `nodeWebhookPost({ worker: true })` makes the POSTs from a
+   * worker thread.
    */
   post?: WebhookPost;
 }

@@ -28,4 +28,4 @@ export { pemKeysFromFiles, readRootCertBundle, loadTrustStore } from "../auth/ke
 export type { PemKeyFiles } from "../auth/keys.node.js";
 export { htpasswdCredentials } from "../auth/htpasswd.node.js";
 export type { HtpasswdCredentialsOptions } from "../auth/htpasswd.node.js";
-export { nodeWebhookPost } from "../events/webhook-post.node.js";
+export { nodeWebhookPost, type NodeWebhookPostOptions } from "../events/webhook-post.node.js";

@@ -78,7 +78,7 @@ export async function createAllInOne(given: AllInOneConfig, options: AllInOneOpt
   const auth = await registryAuthorizer(config, token?.keys, options.origin, log);
   // The outbox lives in the registry's storage, under `_events/`, so a restart (or another process) delivers what is pending.
   const notifier: Notifier | undefined = config.notifications
-    ? createNotifier({ storage, endpoints: config.notifications.endpoints, includeReferences: config.notifications.includeReferences, log, post: nodeWebhookPost() })
+    ? createNotifier({ storage, endpoints: config.notifications.endpoints, includeReferences: config.notifications.includeReferences, log, post: nodeWebhookPost({ worker: true }) })
     : undefined;
   const hooks = [...(notifier ? [notifier] : []), ...(options.onEvent === undefined ? [] : [options.onEvent].flat())];
   const policies = configuredPolicies(config, log);

@@ -4,7 +4,8 @@
  * endpoint fails, resumption by a new notifier on the same store (a restart),
  * several notifiers on one fs store delivering each event once, delivery from
  * memory of what the lease holder wrote. The envelope, failure and batching
- * cases run with both POSTs: `fetch` (the default) and `nodeWebhookPost`.
+ * cases run with each POST: `fetch` (the default), `nodeWebhookPost`, and
+ * `nodeWebhookPost({ worker: true })`.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -69,7 +70,7 @@ function countingWrites(storage: StorageDriver): { storage: StorageDriver; write
   return { storage: counted, writes: keys };
 }
 
-const transports: [string, WebhookPost | undefined][] = [["fetch", undefined], ["nodeWebhookPost", nodeWebhookPost()]];
+const transports: [string, WebhookPost | undefined][] = [["fetch", undefined], ["nodeWebhookPost", nodeWebhookPost()], ["nodeWebhookPost from a worker thread", nodeWebhookPost({ worker: true })]];
 
 describe.each(transports)("createNotifier, POST through %s", (_label, post) => {
   const notifier = (storage: StorageDriver, endpoints: Parameters<typeof createNotifier>[0]["endpoints"], extra: Partial<Parameters<typeof createNotifier>[0]> = {}): Notifier =>

@@ -4,7 +4,7 @@
  * it delivers the body and headers as sent and keeps one TLS connection for
  * both POSTs; without that CA it refuses the server and never sends the body.
  * Each case runs in a child process, because a process reads its extra CAs at
- * start.
+ * start; both from the calling thread and from the worker thread.
  */
 import { execFile } from "node:child_process";
 import { createServer, type Server } from "node:https";
@@ -43,20 +43,20 @@ afterAll(async () => {
   certs.remove();
 });
 
-function runChild(env: NodeJS.ProcessEnv): Promise<{ statuses?: number[]; error?: string; code?: string }> {
+function runChild(mode: string, env: NodeJS.ProcessEnv): Promise<{ statuses?: number[]; error?: string; code?: string }> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ["--import", "tsx", CHILD, url, BODY], { env: { ...process.env, ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, ["--import", "tsx", CHILD, url, BODY, mode], { env: { ...process.env, ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
       if (error) return reject(new Error(`child failed: ${error.message}\n${stderr}`));
       resolve(JSON.parse(stdout.trim().split("\n").at(-1)!));
     });
   });
 }
 
-describe("nodeWebhookPost over https", () => {
+describe.each(["caller", "worker"])("nodeWebhookPost over https, from the %s thread", (mode) => {
   it("delivers to a server whose CA the process trusts, body and headers as sent, both POSTs on one TLS connection", async () => {
     received.length = 0;
     tlsConnections = 0;
-    const out = await runChild({ NODE_EXTRA_CA_CERTS: certs.ca });
+    const out = await runChild(mode, { NODE_EXTRA_CA_CERTS: certs.ca });
     expect(out).toEqual({ statuses: [200, 200] });
     expect(received).toEqual([
       { body: BODY, authorization: "Bearer hook-secret", contentType: "application/vnd.docker.distribution.events.v1+json" },
@@ -68,7 +68,7 @@ describe("nodeWebhookPost over https", () => {
   it("refuses a server whose certificate no trusted CA signed, and sends it nothing", async () => {
     received.length = 0;
     // Another CA in the extra store: the server's own is trusted nowhere.
-    const out = await runChild({ NODE_EXTRA_CA_CERTS: certs.otherCa });
+    const out = await runChild(mode, { NODE_EXTRA_CA_CERTS: certs.otherCa });
     expect(out.statuses).toBeUndefined();
     expect(out.code).toBe("UNABLE_TO_VERIFY_LEAF_SIGNATURE");
     expect(received).toEqual([]);

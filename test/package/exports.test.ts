@@ -144,7 +144,7 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
       "toNodeListener", "toRequest", "writeResponse",
     ],
     types: [
-      "FetchHandler", "HtpasswdCredentialsOptions", "NodeListener", "NodeListenerOptions", "NodeListeners", "NodeServer",
+      "FetchHandler", "HtpasswdCredentialsOptions", "NodeListener", "NodeListenerOptions", "NodeListeners", "NodeServer", "NodeWebhookPostOptions",
       "PemKeyFiles", "RequestOptions", "RunningServer", "ServeOptions", "ServeTlsOptions",
     ],
   },
