@@ -81,8 +81,11 @@ function thread(): Worker {
     if ("status" in reply) entry.resolve(reply.status);
     else entry.reject(Object.assign(new Error(reply.message), reply.code === undefined ? {} : { code: reply.code }));
   });
+  // Its "error" is followed by its "exit": only the first counts, and only while it is the current thread (the
+  // POSTs waiting then were all sent to it).
   const failed = (error: Error): void => {
-    if (worker === started) worker = undefined;
+    if (worker !== started) return;
+    worker = undefined;
     for (const [id, entry] of waiting) {
       settled(id);
       entry.reject(error);
