@@ -60,6 +60,7 @@ parentPort.on("message", (message) => {
 });
 `;
 
+/** A POST under way: settling it ends it (see {@link settled}). */
 interface Waiting {
   resolve(status: number): void;
   reject(error: Error): void;
@@ -77,7 +78,6 @@ function thread(): Worker {
   started.on("message", (reply: FromWorker) => {
     const entry = waiting.get(reply.id);
     if (!entry) return; // given up by its signal meanwhile
-    settled(reply.id);
     if ("status" in reply) entry.resolve(reply.status);
     else entry.reject(Object.assign(new Error(reply.message), reply.code === undefined ? {} : { code: reply.code }));
   });
@@ -86,10 +86,7 @@ function thread(): Worker {
   const failed = (error: Error): void => {
     if (worker !== started) return;
     worker = undefined;
-    for (const [id, entry] of waiting) {
-      settled(id);
-      entry.reject(error);
-    }
+    for (const entry of [...waiting.values()]) entry.reject(error);
   };
   started.on("error", failed);
   started.on("exit", (code) => failed(new Error(`the webhook worker thread exited (code ${code})`)));
@@ -112,24 +109,31 @@ export function workerPost(lines: (url: string, headers: readonly (readonly [str
       const target = thread();
       const onAbort = (): void => {
         if (!waiting.has(id)) return;
-        settled(id);
         target.postMessage({ abort: id } satisfies ToWorker);
-        reject(signal.reason);
+        waiting.get(id)!.reject(signal.reason as Error);
       };
-      const done = <T>(then: (value: T) => void) => (value: T): void => {
+      // Every way a POST ends goes through here: it leaves `waiting` and stops listening to its signal.
+      const end = (): void => {
+        settled(id);
         signal.removeEventListener("abort", onAbort);
-        then(value);
       };
-      waiting.set(id, { resolve: done(resolve), reject: done(reject) });
+      waiting.set(id, {
+        resolve(status) {
+          end();
+          resolve(status);
+        },
+        reject(error) {
+          end();
+          reject(error);
+        },
+      });
       signal.addEventListener("abort", onAbort, { once: true });
       if (waiting.size === 1) target.ref();
       try {
         // Copied, not transferred: the caller's buffer stays its own.
         target.postMessage({ id, url, lines: lines(url, headers, body.length), body } satisfies ToWorker);
       } catch (error) {
-        settled(id);
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
+        waiting.get(id)!.reject(error as Error);
       }
     });
 }
