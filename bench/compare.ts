@@ -13,7 +13,9 @@
  * so load from elsewhere on the machine falls on both alike. Measured per
  * repetition: a chunked upload (4 MiB PATCHes), a monolithic upload,
  * manifest GETs with a bearer token and the same GETs without one (the 401
- * challenge) under wrk -t2 -c50; the server's CPU comes from /proc. Prints medians, ranges and head/base ratios; writes nothing.
+ * challenge) under wrk -t2 -c50; the server's CPU comes from /proc. Prints medians, ranges and head/base ratios; writes nothing
+ * but, with RK_LOGDIR=<dir>, each server's output into <dir>/base.log and <dir>/head.log (e.g. with `--trace-gc-nvp` in
+ * RK_NODE_FLAGS, to compare the collector's work).
  */
 import { execFileSync } from "node:child_process";
 import { createHash, randomBytes, randomFillSync } from "node:crypto";
@@ -101,7 +103,7 @@ async function startBuild(lib: string, name: string, env: Record<string, string>
   // RK_NODE_FLAGS in --base-env / --head-env: that side's Node flags instead of npm start's.
   const flags = env.RK_NODE_FLAGS?.split(" ").filter(Boolean) ?? ["--initial-old-space-size=64", "--max-semi-space-size=4", "--expose-gc", "--no-concurrent-recompilation"];
   return startServer(name, process.execPath, [...flags, ...profile, "--import", "tsx", join(HERE, "server.ts"), config], `http://127.0.0.1:${port}`, ready, {
-    cwd: ROOT, env: { RK_BENCH_LIB: lib, ...env },
+    cwd: ROOT, env: { RK_BENCH_LIB: lib, ...env }, ...(process.env.RK_LOGDIR ? { logFile: join(process.env.RK_LOGDIR, `${name}.log`) } : {}),
   });
 }
 

@@ -13,6 +13,13 @@
  * recorded, so a batch the endpoint refused is stored with the ids it was
  * sent with.
  *
+ * The records are columns of typed arrays (numbers, and indexes into a short
+ * list of the shared parts), not JavaScript arrays: a batch waits in memory
+ * longer than two young-generation collections, and arrays of that age are
+ * copied into the old generation, which made every collection of a server
+ * with a sink a third slower. A typed array's elements are outside the
+ * collected heap, so they are never copied.
+ *
  * @module
  */
 import { timestampBytesAt } from "./clock.js";
@@ -37,27 +44,56 @@ const TIME_ROOM = 29;
 /** Room for `text` as a JSON string: at most 6 bytes per UTF-16 unit (`\uXXXX`; a character kept as it is takes at most 3), and the quotes. */
 const stringRoom = (text: string): number => 6 * text.length + 2;
 
-/** An id: a string as given, or a counter under a prefix (see `IdSpace.take`). */
-type Id = string | number;
+/** Records a new list has room for; it doubles when full. */
+const FIRST_CAPACITY = 64;
+/** The most room a list keeps for the records after a take (a backlog's room is not kept for the batches after it). */
+const KEPT_CAPACITY = 4096;
+/** Parts an event's part is looked for among, newest first, before it is added as another. */
+const PART_LOOKBACK = 8;
+
+// Each record is REFS Int32 and NUMS Float64 slots.
+const REFS = 4;
+/** The index of the record's middle template in the parts. */
+const MIDDLE = 0;
+/** The index of its request's fields, or -1: the event has no `request`. */
+const FIELDS = 1;
+/** The index of its id's prefix, or -1: its id is the text in `#idText`. */
+const ID_PREFIX = 2;
+/** The index of its request id's prefix, or -1: the id is the text in `#requestIdText` (or there is no request). */
+const REQUEST_PREFIX = 3;
+const NUMS = 3;
+/** Its id's counter. */
+const ID_COUNTER = 0;
+/** Milliseconds, or NaN: its timestamp is the text in `#timeText`. */
+const TIME = 1;
+/** Its request id's counter. */
+const REQUEST_COUNTER = 2;
 
 /** Events in the order they were recorded, each as its parts (see the module comment). */
 export class PendingEvents {
-  #middles: Uint8Array[] = [];
-  /** `undefined`: the event has no `request`. */
-  #fields: (Uint8Array | undefined)[] = [];
-  #ids: Id[] = [];
-  #idPrefixes: (Uint8Array | undefined)[] = [];
-  /** Milliseconds (written as RFC 3339), or the timestamp as given. */
-  #times: (number | string)[] = [];
-  #requestIds: (Id | undefined)[] = [];
-  #requestPrefixes: (Uint8Array | undefined)[] = [];
+  #count = 0;
+  #capacity: number;
+  #refs: Int32Array;
+  #nums: Float64Array;
+  /** The templates and id prefixes the records point into. */
+  #parts: Uint8Array[] = [];
+  // Ids and times given as text (events built already), by record; made on the first one.
+  #idText: (string | undefined)[] | undefined;
+  #timeText: (string | undefined)[] | undefined;
+  #requestIdText: (string | undefined)[] | undefined;
   /** An upper bound of the bytes of the lines held (for the notifier's memory bound). */
   #size = 0;
   #since = 0;
 
+  constructor(capacity = FIRST_CAPACITY) {
+    this.#capacity = capacity;
+    this.#refs = new Int32Array(capacity * REFS);
+    this.#nums = new Float64Array(capacity * NUMS);
+  }
+
   /** Events held. */
   get count(): number {
-    return this.#middles.length;
+    return this.#count;
   }
 
   /** At least the bytes the events' lines take. */
@@ -78,42 +114,44 @@ export class PendingEvents {
    */
   addNew(middle: Uint8Array, fields: Uint8Array | undefined, requestId: string | undefined): void {
     const now = Date.now();
-    if (this.#middles.length === 0) this.#since = now;
-    this.#middles.push(middle);
-    this.#fields.push(fields);
-    this.#ids.push(takeId());
-    this.#idPrefixes.push(idPrefix());
-    this.#times.push(now);
-    const drawn = fields !== undefined && requestId === undefined;
-    this.#requestIds.push(drawn ? takeId() : fields === undefined ? undefined : requestId);
-    this.#requestPrefixes.push(drawn ? idPrefix() : undefined);
-    this.#size += this.#room(this.#middles.length - 1);
+    const i = this.#next(now);
+    const r = i * REFS;
+    const n = i * NUMS;
+    this.#refs[r + MIDDLE] = this.#part(middle);
+    this.#refs[r + FIELDS] = fields === undefined ? -1 : this.#part(fields);
+    this.#nums[n + ID_COUNTER] = takeId();
+    this.#refs[r + ID_PREFIX] = this.#part(idPrefix());
+    this.#nums[n + TIME] = now;
+    if (fields !== undefined && requestId === undefined) {
+      this.#nums[n + REQUEST_COUNTER] = takeId();
+      this.#refs[r + REQUEST_PREFIX] = this.#part(idPrefix());
+    } else {
+      this.#refs[r + REQUEST_PREFIX] = -1;
+      if (requestId !== undefined) (this.#requestIdText ??= [])[i] = requestId;
+    }
+    this.#size += this.#room(i);
   }
 
   /** An event built already: its id, timestamp and request id as they are. */
   addBuilt(middle: Uint8Array, fields: Uint8Array | undefined, id: string, timestamp: string, requestId: string | undefined): void {
-    if (this.#middles.length === 0) this.#since = Date.now();
-    this.#middles.push(middle);
-    this.#fields.push(fields);
-    this.#ids.push(id);
-    this.#idPrefixes.push(undefined);
-    this.#times.push(timestamp);
-    this.#requestIds.push(fields === undefined ? undefined : (requestId ?? ""));
-    this.#requestPrefixes.push(undefined);
-    this.#size += this.#room(this.#middles.length - 1);
+    const i = this.#next(Date.now());
+    const r = i * REFS;
+    this.#refs[r + MIDDLE] = this.#part(middle);
+    this.#refs[r + FIELDS] = fields === undefined ? -1 : this.#part(fields);
+    this.#refs[r + ID_PREFIX] = -1;
+    (this.#idText ??= [])[i] = id;
+    this.#nums[i * NUMS + TIME] = NaN;
+    (this.#timeText ??= [])[i] = timestamp;
+    this.#refs[r + REQUEST_PREFIX] = -1;
+    if (fields !== undefined) (this.#requestIdText ??= [])[i] = requestId ?? "";
+    this.#size += this.#room(i);
   }
 
   /** Event `i` of `other` (an event several endpoints take: the same ids and time). */
   addCopy(other: PendingEvents, i: number): void {
-    if (this.#middles.length === 0) this.#since = Date.now();
-    this.#middles.push(other.#middles[i]!);
-    this.#fields.push(other.#fields[i]);
-    this.#ids.push(other.#ids[i]!);
-    this.#idPrefixes.push(other.#idPrefixes[i]);
-    this.#times.push(other.#times[i]!);
-    this.#requestIds.push(other.#requestIds[i]);
-    this.#requestPrefixes.push(other.#requestPrefixes[i]);
-    this.#size += other.#room(i);
+    const j = this.#next(Date.now());
+    this.#copyRecord(j, other, i);
+    this.#size += this.#room(j);
   }
 
   /** Every event held, and empty this list. */
@@ -126,28 +164,30 @@ export class PendingEvents {
    * old as the oldest taken for {@link since}: a bound met early, never late.
    */
   takeFirst(count: number): PendingEvents {
-    const taken = new PendingEvents();
-    const all = count >= this.count;
-    // The taken events keep the arrays and the rest are copied out of them: a delivery takes whole batches as
+    count = Math.min(count, this.#count);
+    // The taken events keep the columns and the rest are copied out of them: a delivery takes whole batches as
     // soon as one is full, so the rest is a few events where the taken ones are a thousand.
-    taken.#middles = this.#middles;
-    taken.#fields = this.#fields;
-    taken.#ids = this.#ids;
-    taken.#idPrefixes = this.#idPrefixes;
-    taken.#times = this.#times;
-    taken.#requestIds = this.#requestIds;
-    taken.#requestPrefixes = this.#requestPrefixes;
-    this.#middles = rest(taken.#middles, count);
-    this.#fields = rest(taken.#fields, count);
-    this.#ids = rest(taken.#ids, count);
-    this.#idPrefixes = rest(taken.#idPrefixes, count);
-    this.#times = rest(taken.#times, count);
-    this.#requestIds = rest(taken.#requestIds, count);
-    this.#requestPrefixes = rest(taken.#requestPrefixes, count);
-    if (all) taken.#size = this.#size;
-    else for (let i = 0; i < taken.count; i++) taken.#size += taken.#room(i);
-    this.#size -= taken.#size;
+    const taken = new PendingEvents(0);
+    taken.#count = count;
+    taken.#capacity = this.#capacity;
+    taken.#refs = this.#refs;
+    taken.#nums = this.#nums;
+    taken.#parts = this.#parts;
+    taken.#idText = this.#idText;
+    taken.#timeText = this.#timeText;
+    taken.#requestIdText = this.#requestIdText;
     taken.#since = this.#since;
+    const restCount = this.#count - count;
+    this.#capacity = Math.max(FIRST_CAPACITY, Math.min(this.#capacity, KEPT_CAPACITY), restCount);
+    this.#refs = new Int32Array(this.#capacity * REFS);
+    this.#nums = new Float64Array(this.#capacity * NUMS);
+    this.#parts = [];
+    this.#idText = this.#timeText = this.#requestIdText = undefined;
+    this.#count = restCount;
+    for (let i = 0; i < restCount; i++) this.#copyRecord(i, taken, count + i);
+    if (restCount === 0) taken.#size = this.#size;
+    else for (let i = 0; i < count; i++) taken.#size += taken.#room(i);
+    this.#size -= taken.#size;
     return taken;
   }
 
@@ -186,35 +226,85 @@ export class PendingEvents {
     return out.subarray(0, at + CLOSE_ENVELOPE.length);
   }
 
+  /** The index of a new record (the columns grown when full); `now` starts {@link since} for the first. */
+  #next(now: number): number {
+    if (this.#count === 0) this.#since = now;
+    if (this.#count === this.#capacity) {
+      this.#capacity = Math.max(FIRST_CAPACITY, this.#capacity * 2);
+      const refs = new Int32Array(this.#capacity * REFS);
+      refs.set(this.#refs);
+      this.#refs = refs;
+      const nums = new Float64Array(this.#capacity * NUMS);
+      nums.set(this.#nums);
+      this.#nums = nums;
+    }
+    return this.#count++;
+  }
+
+  /** The index of `part` in the parts, added when it is not among the last few (events repeat the same few). */
+  #part(part: Uint8Array): number {
+    const parts = this.#parts;
+    const n = parts.length;
+    for (let k = n - 1; k >= 0 && k >= n - PART_LOOKBACK; k--) if (parts[k] === part) return k;
+    parts.push(part);
+    return n;
+  }
+
+  /** Record `i` of `other` into record `j` of this list (made already). */
+  #copyRecord(j: number, other: PendingEvents, i: number): void {
+    const r = j * REFS;
+    const o = i * REFS;
+    const refs = other.#refs;
+    const parts = other.#parts;
+    const ref = (slot: number): number => (refs[o + slot]! < 0 ? -1 : this.#part(parts[refs[o + slot]!]!));
+    this.#refs[r + MIDDLE] = ref(MIDDLE);
+    this.#refs[r + FIELDS] = ref(FIELDS);
+    this.#refs[r + ID_PREFIX] = ref(ID_PREFIX);
+    this.#refs[r + REQUEST_PREFIX] = ref(REQUEST_PREFIX);
+    this.#nums.set(other.#nums.subarray(i * NUMS, (i + 1) * NUMS), j * NUMS);
+    const id = other.#idText?.[i];
+    if (id !== undefined) (this.#idText ??= [])[j] = id;
+    const time = other.#timeText?.[i];
+    if (time !== undefined) (this.#timeText ??= [])[j] = time;
+    const requestId = other.#requestIdText?.[i];
+    if (requestId !== undefined) (this.#requestIdText ??= [])[j] = requestId;
+  }
+
   /** At least the bytes of event `i`'s line and the newline or comma after it. */
   #room(i: number): number {
-    const id = this.#ids[i]!;
-    const time = this.#times[i]!;
-    const fields = this.#fields[i];
-    let room = ID.length + idRoom(id) + TIMESTAMP.length + (typeof time === "number" ? TIME_ROOM : stringRoom(time)) + this.#middles[i]!.length + CLOSE_REQUEST.length + 1;
-    if (fields !== undefined) room += REQUEST_ID.length + idRoom(this.#requestIds[i]!) + fields.length;
+    const r = i * REFS;
+    const time = this.#nums[i * NUMS + TIME]!;
+    let room = ID.length + (this.#refs[r + ID_PREFIX]! >= 0 ? ID_ROOM : stringRoom(this.#idText![i]!)) + TIMESTAMP.length;
+    room += (time === time ? TIME_ROOM : stringRoom(this.#timeText![i]!)) + this.#parts[this.#refs[r + MIDDLE]!]!.length + CLOSE_REQUEST.length + 1;
+    const fields = this.#refs[r + FIELDS]!;
+    if (fields >= 0) room += REQUEST_ID.length + (this.#refs[r + REQUEST_PREFIX]! >= 0 ? ID_ROOM : stringRoom(this.#requestIdText![i]!)) + this.#parts[fields]!.length;
     return room;
   }
 
   /** Event `i`'s line into `out` at `at` (room was made); returns the offset after it. */
   #write(out: Uint8Array, at: number, i: number): number {
+    const r = i * REFS;
+    const n = i * NUMS;
+    const refs = this.#refs;
     at = copy(out, at, ID);
-    at = writeId(out, at, this.#ids[i]!, this.#idPrefixes[i]);
+    const idPrefixAt = refs[r + ID_PREFIX]!;
+    at = idPrefixAt >= 0 ? writeCounter(out, at, this.#parts[idPrefixAt]!, this.#nums[n + ID_COUNTER]!) : writeString(out, at, this.#idText![i]!);
     at = copy(out, at, TIMESTAMP);
-    const time = this.#times[i]!;
-    if (typeof time === "number") {
+    const time = this.#nums[n + TIME]!;
+    if (time === time) {
       out[at++] = QUOTE;
       at = copy(out, at, timestampBytesAt(time));
       out[at++] = QUOTE;
     } else {
-      at = writeString(out, at, time);
+      at = writeString(out, at, this.#timeText![i]!);
     }
-    at = copy(out, at, this.#middles[i]!);
-    const fields = this.#fields[i];
-    if (fields === undefined) return copy(out, at, CLOSE);
+    at = copy(out, at, this.#parts[refs[r + MIDDLE]!]!);
+    const fields = refs[r + FIELDS]!;
+    if (fields < 0) return copy(out, at, CLOSE);
     at = copy(out, at, REQUEST_ID);
-    at = writeId(out, at, this.#requestIds[i]!, this.#requestPrefixes[i]);
-    at = copy(out, at, fields);
+    const requestPrefixAt = refs[r + REQUEST_PREFIX]!;
+    at = requestPrefixAt >= 0 ? writeCounter(out, at, this.#parts[requestPrefixAt]!, this.#nums[n + REQUEST_COUNTER]!) : writeString(out, at, this.#requestIdText![i]!);
+    at = copy(out, at, this.#parts[fields]!);
     return copy(out, at, CLOSE_REQUEST);
   }
 
@@ -226,11 +316,15 @@ export class PendingEvents {
    * of writing it piece by piece.
    */
   #repeats(i: number): boolean {
-    const j = i - 1;
-    if (this.#middles[i] !== this.#middles[j] || this.#fields[i] !== this.#fields[j] || this.#idPrefixes[i] !== this.#idPrefixes[j]) return false;
-    if (typeof this.#ids[i] !== "number" || typeof this.#ids[j] !== "number" || typeof this.#times[i] !== "number" || typeof this.#times[j] !== "number") return false;
-    if (this.#fields[i] === undefined) return true;
-    return this.#requestPrefixes[i] === this.#requestPrefixes[j] && typeof this.#requestIds[i] === "number" && typeof this.#requestIds[j] === "number";
+    const refs = this.#refs;
+    const r = i * REFS;
+    const q = r - REFS;
+    if (refs[r + MIDDLE] !== refs[q + MIDDLE] || refs[r + FIELDS] !== refs[q + FIELDS] || refs[r + ID_PREFIX] !== refs[q + ID_PREFIX] || refs[r + ID_PREFIX]! < 0) return false;
+    const time = this.#nums[i * NUMS + TIME]!;
+    const before = this.#nums[(i - 1) * NUMS + TIME]!;
+    if (time !== time || before !== before) return false;
+    if (refs[r + FIELDS]! < 0) return true;
+    return refs[r + REQUEST_PREFIX] === refs[q + REQUEST_PREFIX] && refs[r + REQUEST_PREFIX]! >= 0;
   }
 
   /**
@@ -239,37 +333,30 @@ export class PendingEvents {
    * and its request's id written over; returns the offset after it.
    */
   #copyPrevious(out: Uint8Array, at: number, i: number, start: number, end: number): number {
-    const time = timestampBytesAt(this.#times[i] as number);
+    const r = i * REFS;
+    const n = i * NUMS;
+    const time = timestampBytesAt(this.#nums[n + TIME]!);
     // A time of another length (after the year 9999) moves what follows it: written whole then.
-    if (time.length !== timestampBytesAt(this.#times[i - 1] as number).length) return this.#write(out, at, i);
+    if (time.length !== timestampBytesAt(this.#nums[n - NUMS + TIME]!).length) return this.#write(out, at, i);
     out.copyWithin(at, start, end);
-    const idAt = at + ID.length + 1 + this.#idPrefixes[i]!.length;
-    counterInto(out, idAt, this.#ids[i] as number);
+    const idAt = at + ID.length + 1 + this.#parts[this.#refs[r + ID_PREFIX]!]!.length;
+    counterInto(out, idAt, this.#nums[n + ID_COUNTER]!);
     const timeAt = idAt + 12 + 1 + TIMESTAMP.length + 1;
-    if (this.#times[i] !== this.#times[i - 1]) copy(out, timeAt, time);
-    if (this.#fields[i] !== undefined) {
-      const requestIdAt = timeAt + time.length + 1 + this.#middles[i]!.length + REQUEST_ID.length + 1 + this.#requestPrefixes[i]!.length;
-      counterInto(out, requestIdAt, this.#requestIds[i] as number);
+    if (this.#nums[n + TIME] !== this.#nums[n - NUMS + TIME]) copy(out, timeAt, time);
+    const fields = this.#refs[r + FIELDS]!;
+    if (fields >= 0) {
+      const requestIdAt = timeAt + time.length + 1 + this.#parts[this.#refs[r + MIDDLE]!]!.length + REQUEST_ID.length + 1 + this.#parts[this.#refs[r + REQUEST_PREFIX]!]!.length;
+      counterInto(out, requestIdAt, this.#nums[n + REQUEST_COUNTER]!);
     }
     return at + (end - start);
   }
 }
 
-/** The items of `items` after the first `count`, as a new array; `items` keeps the first `count`. */
-function rest<T>(items: T[], count: number): T[] {
-  if (count >= items.length) return [];
-  const after = items.slice(count);
-  items.length = count;
-  return after;
-}
-
-const idRoom = (id: Id): number => (typeof id === "number" ? ID_ROOM : stringRoom(id));
-
-function writeId(out: Uint8Array, at: number, id: Id, prefix: Uint8Array | undefined): number {
-  if (typeof id !== "number") return writeString(out, at, id);
+/** A drawn id: its prefix and counter, in quotes. */
+function writeCounter(out: Uint8Array, at: number, prefix: Uint8Array, counter: number): number {
   out[at++] = QUOTE;
-  at = copy(out, at, prefix!);
-  at = counterInto(out, at, id);
+  at = copy(out, at, prefix);
+  at = counterInto(out, at, counter);
   out[at++] = QUOTE;
   return at;
 }

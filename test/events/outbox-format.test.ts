@@ -275,6 +275,51 @@ describe("outbox objects and envelopes", () => {
     );
   });
 
+  it("thousands of events from more clients and targets than it looks back over: the columns grow, takeFirst keeps the rest's parts, every line is the one that event alone writes", () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Date.UTC(2026, 10, 24, 12, 0, 0, 0));
+    const lines = new EventLines(false);
+    const pending = new PendingEvents();
+    const targets = Array.from({ length: 20 }, (_, t) => ({ mediaType: "m", digest: `sha256:${t}`, size: t, length: t, repository: `r${t}`, url: `http://h/v2/r${t}/manifests/sha256:${t}` }));
+    const json: string[] = [];
+    const alone = (from: PendingEvents, i: number): string => {
+      const one = new PendingEvents();
+      one.addCopy(from, i);
+      return only(one);
+    };
+    for (let i = 0; i < 3000; i++) {
+      if (i % 7 === 0) vi.setSystemTime(Date.now() + 1);
+      // 20 targets and 13 clients interleaved: most parts are not among the last few the list looks back over.
+      const request = i % 5 === 4 ? undefined : { id: i % 3 === 0 ? `client-${i}` : undefined, method: "GET", useragent: `ua-${i % 13}`, host: "h" };
+      if (i % 11 === 10) lines.add(pending, { ...pull(i), target: targets[i % 20]! });
+      else lines.addParts(pending, "pull", targets[i % 20]!, i % 2 ? "alice" : undefined, source, request);
+      json.push(alone(pending, pending.count - 1));
+      // Each line is its own event's: its target, its client, its actor.
+      const event = JSON.parse(json[i]!) as RegistryEvent;
+      expect(event.target.digest).toBe(`sha256:${i % 20}`);
+      if (i % 11 === 10) expect(event.request?.useragent).toBe(pull(i).request!.useragent);
+      else {
+        expect(event.request?.useragent).toBe(request?.useragent);
+        expect(event.actor.name).toBe(i % 2 ? "alice" : undefined);
+      }
+    }
+    const written = (list: PendingEvents): string[] => {
+      const l = list.lines();
+      return l.starts.map((start, i) => text(l.bytes.subarray(start, l.ends[i])));
+    };
+    expect(written(pending)).toEqual(json);
+    const first = pending.takeFirst(1234);
+    expect(written(first)).toEqual(json.slice(0, 1234));
+    expect(written(pending)).toEqual(json.slice(1234));
+    // The rest goes on growing after the take.
+    for (let i = 0; i < 500; i++) lines.addParts(pending, "pull", targets[i % 20]!, undefined, source, { id: undefined, method: "GET", useragent: `ua-${i % 13}`, host: "h" });
+    const rest = written(pending);
+    expect(rest.slice(0, json.length - 1234)).toEqual(json.slice(1234));
+    expect(rest.length).toBe(json.length - 1234 + 500);
+    expect(new Set(rest.map((line) => (JSON.parse(line) as RegistryEvent).id)).size).toBe(rest.length);
+    expect(text(pending.envelope(0, pending.count))).toBe(`{"events":[${rest.join(",")}]}`);
+  });
+
   it("takeFirst gives the first events and keeps the rest, in order; written twice, events give the same bytes", () => {
     const lines = new EventLines(false);
     const pending = new PendingEvents();
