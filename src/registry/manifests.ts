@@ -12,7 +12,7 @@ import { parseDigest, tryParseDigest, type Digest } from "../oci/digest.js";
 import { RegistryError } from "../oci/errors.js";
 import { digestBytes } from "../oci/hash.js";
 import { blobData, layerLink, manifestRevision, parseKey, referrer, tagLink, tagsPrefix, type ManifestMeta } from "./layout.js";
-import { MAX_CACHED_MANIFEST, stampOf, type CachedRevision } from "./manifest-cache.js";
+import { MAX_CACHED_MANIFEST, type CachedRevision } from "./manifest-cache.js";
 import { parseManifest, type ParsedManifest } from "./manifest-document.js";
 import { tagInvalid, type Reference } from "./names.js";
 import { absolute, digestHeaders, empty } from "./responses.js";
@@ -52,20 +52,18 @@ async function resolve(ctx: RegistryContext, name: string, reference: Reference)
     const key = tagLink(name, reference.tag);
     const info = await ctx.storage.stat(key);
     if (!info) throw manifestUnknown(reference);
-    const stamp = stampOf(info);
-    digest = cache.tag(name, reference.tag, stamp);
+    digest = cache.tag(name, reference.tag, info);
     if (!digest) {
       const linked = await readText(ctx.storage, key);
       digest = linked === undefined ? undefined : tryParseDigest(linked.trim());
-      if (digest) cache.setTag(name, reference.tag, digest, stamp);
+      if (digest) cache.setTag(name, reference.tag, digest, info);
     }
   }
   if (!digest) throw manifestUnknown(reference);
   const key = manifestRevision(name, digest);
   const info = await ctx.storage.stat(key);
   if (!info) throw manifestUnknown(reference);
-  const stamp = stampOf(info);
-  const hit = cache.revision(name, digest, stamp);
+  const hit = cache.revision(name, digest, info);
   if (hit) return { digest, meta: hit.meta, bytes: hit.bytes, cached: hit };
   const meta = await readJson<ManifestMeta>(ctx.storage, key);
   if (!meta) throw manifestUnknown(reference);
@@ -73,7 +71,7 @@ async function resolve(ctx: RegistryContext, name: string, reference: Reference)
     const bytes = await readSmall(ctx.storage, blobData(digest), MAX_CACHED_MANIFEST);
     if (!bytes) throw manifestUnknown(reference);
     const cached: CachedRevision = { meta, bytes };
-    cache.setRevision(name, digest, cached, stamp);
+    cache.setRevision(name, digest, cached, info);
     return { digest, meta, bytes, cached };
   }
   return { digest, meta };
