@@ -25,8 +25,15 @@ const HEX = Array.from("0123456789abcdef", (c) => c.charCodeAt(0));
  */
 export function counterInto(out: Uint8Array, at: number, n: number): number {
   // Two halves of 24 bits: bitwise operators work on 32.
-  let low = n % 0x1000000;
-  let high = (n - low) / 0x1000000;
+  const low = n % HALF;
+  return halvesInto(out, at, (n - low) / HALF, low);
+}
+
+/** A counter's two 24-bit halves: kept as integers, they are written without floating-point division. */
+export const HALF = 0x1000000;
+
+/** {@link counterInto} for the counter `high * 2^24 + low` given as its halves. */
+export function halvesInto(out: Uint8Array, at: number, high: number, low: number): number {
   for (let i = at + 11; i > at + 5; i--, low >>>= 4) out[i] = HEX[low & 15]!;
   for (let i = at + 5; i >= at; i--, high >>>= 4) out[i] = HEX[high & 15]!;
   return at + 12;

@@ -13,17 +13,18 @@
  * recorded, so a batch the endpoint refused is stored with the ids it was
  * sent with.
  *
- * The records are columns of typed arrays (numbers, and indexes into a short
- * list of the shared parts), not JavaScript arrays: a batch waits in memory
- * longer than two young-generation collections, and arrays of that age are
- * copied into the old generation, which made every collection of a server
- * with a sink a third slower. A typed array's elements are outside the
+ * The records are columns of typed arrays (indexes into a short list of the
+ * shared parts, counters as their two 24-bit halves so that they are written
+ * with integer arithmetic, and milliseconds), not JavaScript arrays: a batch
+ * waits in memory longer than two young-generation collections, and arrays
+ * of that age were copied into the old generation (25 KB a collection of the
+ * bench server with a sink). A typed array's elements are outside the
  * collected heap, so they are never copied.
  *
  * @module
  */
 import { timestampBytesAt } from "./clock.js";
-import { counterInto, idPrefix, takeId } from "./ids.js";
+import { HALF, halvesInto, idPrefix, takeId } from "./ids.js";
 import type { ObjectLines } from "./outbox-format.js";
 
 const encoder = new TextEncoder();
@@ -51,8 +52,8 @@ const KEPT_CAPACITY = 4096;
 /** Parts an event's part is looked for among, newest first, before it is added as another. */
 const PART_LOOKBACK = 8;
 
-// Each record is REFS Int32 and NUMS Float64 slots.
-const REFS = 4;
+// Each record is REFS Int32 slots and one Float64 (its time).
+const REFS = 8;
 /** The index of the record's middle template in the parts. */
 const MIDDLE = 0;
 /** The index of its request's fields, or -1: the event has no `request`. */
@@ -61,20 +62,20 @@ const FIELDS = 1;
 const ID_PREFIX = 2;
 /** The index of its request id's prefix, or -1: the id is the text in `#requestIdText` (or there is no request). */
 const REQUEST_PREFIX = 3;
-const NUMS = 3;
-/** Its id's counter. */
-const ID_COUNTER = 0;
-/** Milliseconds, or NaN: its timestamp is the text in `#timeText`. */
-const TIME = 1;
-/** Its request id's counter. */
-const REQUEST_COUNTER = 2;
+/** Its id's counter, as two 24-bit halves (see `halvesInto`). */
+const ID_HIGH = 4;
+const ID_LOW = 5;
+/** Its request id's counter, the same way. */
+const REQUEST_HIGH = 6;
+const REQUEST_LOW = 7;
 
 /** Events in the order they were recorded, each as its parts (see the module comment). */
 export class PendingEvents {
   #count = 0;
   #capacity: number;
   #refs: Int32Array;
-  #nums: Float64Array;
+  /** Milliseconds, or NaN: the timestamp is the text in `#timeText`. */
+  #times: Float64Array;
   /** The templates and id prefixes the records point into. */
   #parts: Uint8Array[] = [];
   // Ids and times given as text (events built already), by record; made on the first one.
@@ -88,7 +89,7 @@ export class PendingEvents {
   constructor(capacity = FIRST_CAPACITY) {
     this.#capacity = capacity;
     this.#refs = new Int32Array(capacity * REFS);
-    this.#nums = new Float64Array(capacity * NUMS);
+    this.#times = new Float64Array(capacity);
   }
 
   /** Events held. */
@@ -116,14 +117,13 @@ export class PendingEvents {
     const now = Date.now();
     const i = this.#next(now);
     const r = i * REFS;
-    const n = i * NUMS;
     this.#refs[r + MIDDLE] = this.#part(middle);
     this.#refs[r + FIELDS] = fields === undefined ? -1 : this.#part(fields);
-    this.#nums[n + ID_COUNTER] = takeId();
+    this.#setCounter(r + ID_HIGH, takeId());
     this.#refs[r + ID_PREFIX] = this.#part(idPrefix());
-    this.#nums[n + TIME] = now;
+    this.#times[i] = now;
     if (fields !== undefined && requestId === undefined) {
-      this.#nums[n + REQUEST_COUNTER] = takeId();
+      this.#setCounter(r + REQUEST_HIGH, takeId());
       this.#refs[r + REQUEST_PREFIX] = this.#part(idPrefix());
     } else {
       this.#refs[r + REQUEST_PREFIX] = -1;
@@ -140,7 +140,7 @@ export class PendingEvents {
     this.#refs[r + FIELDS] = fields === undefined ? -1 : this.#part(fields);
     this.#refs[r + ID_PREFIX] = -1;
     (this.#idText ??= [])[i] = id;
-    this.#nums[i * NUMS + TIME] = NaN;
+    this.#times[i] = NaN;
     (this.#timeText ??= [])[i] = timestamp;
     this.#refs[r + REQUEST_PREFIX] = -1;
     if (fields !== undefined) (this.#requestIdText ??= [])[i] = requestId ?? "";
@@ -171,7 +171,7 @@ export class PendingEvents {
     taken.#count = count;
     taken.#capacity = this.#capacity;
     taken.#refs = this.#refs;
-    taken.#nums = this.#nums;
+    taken.#times = this.#times;
     taken.#parts = this.#parts;
     taken.#idText = this.#idText;
     taken.#timeText = this.#timeText;
@@ -180,7 +180,7 @@ export class PendingEvents {
     const restCount = this.#count - count;
     this.#capacity = Math.max(FIRST_CAPACITY, Math.min(this.#capacity, KEPT_CAPACITY), restCount);
     this.#refs = new Int32Array(this.#capacity * REFS);
-    this.#nums = new Float64Array(this.#capacity * NUMS);
+    this.#times = new Float64Array(this.#capacity);
     this.#parts = [];
     this.#idText = this.#timeText = this.#requestIdText = undefined;
     this.#count = restCount;
@@ -234,9 +234,9 @@ export class PendingEvents {
       const refs = new Int32Array(this.#capacity * REFS);
       refs.set(this.#refs);
       this.#refs = refs;
-      const nums = new Float64Array(this.#capacity * NUMS);
-      nums.set(this.#nums);
-      this.#nums = nums;
+      const times = new Float64Array(this.#capacity);
+      times.set(this.#times);
+      this.#times = times;
     }
     return this.#count++;
   }
@@ -250,6 +250,13 @@ export class PendingEvents {
     return n;
   }
 
+  /** A counter (below 2^48) into the two slots from `slot`, as its 24-bit halves. */
+  #setCounter(slot: number, counter: number): void {
+    const low = counter % HALF;
+    this.#refs[slot] = (counter - low) / HALF;
+    this.#refs[slot + 1] = low;
+  }
+
   /** Record `i` of `other` into record `j` of this list (made already). */
   #copyRecord(j: number, other: PendingEvents, i: number): void {
     const r = j * REFS;
@@ -261,7 +268,8 @@ export class PendingEvents {
     this.#refs[r + FIELDS] = ref(FIELDS);
     this.#refs[r + ID_PREFIX] = ref(ID_PREFIX);
     this.#refs[r + REQUEST_PREFIX] = ref(REQUEST_PREFIX);
-    this.#nums.set(other.#nums.subarray(i * NUMS, (i + 1) * NUMS), j * NUMS);
+    for (let k = ID_HIGH; k <= REQUEST_LOW; k++) this.#refs[r + k] = refs[o + k]!;
+    this.#times[j] = other.#times[i]!;
     const id = other.#idText?.[i];
     if (id !== undefined) (this.#idText ??= [])[j] = id;
     const time = other.#timeText?.[i];
@@ -273,7 +281,7 @@ export class PendingEvents {
   /** At least the bytes of event `i`'s line and the newline or comma after it. */
   #room(i: number): number {
     const r = i * REFS;
-    const time = this.#nums[i * NUMS + TIME]!;
+    const time = this.#times[i]!;
     let room = ID.length + (this.#refs[r + ID_PREFIX]! >= 0 ? ID_ROOM : stringRoom(this.#idText![i]!)) + TIMESTAMP.length;
     room += (time === time ? TIME_ROOM : stringRoom(this.#timeText![i]!)) + this.#parts[this.#refs[r + MIDDLE]!]!.length + CLOSE_REQUEST.length + 1;
     const fields = this.#refs[r + FIELDS]!;
@@ -284,13 +292,12 @@ export class PendingEvents {
   /** Event `i`'s line into `out` at `at` (room was made); returns the offset after it. */
   #write(out: Uint8Array, at: number, i: number): number {
     const r = i * REFS;
-    const n = i * NUMS;
     const refs = this.#refs;
     at = copy(out, at, ID);
     const idPrefixAt = refs[r + ID_PREFIX]!;
-    at = idPrefixAt >= 0 ? writeCounter(out, at, this.#parts[idPrefixAt]!, this.#nums[n + ID_COUNTER]!) : writeString(out, at, this.#idText![i]!);
+    at = idPrefixAt >= 0 ? writeCounter(out, at, this.#parts[idPrefixAt]!, refs[r + ID_HIGH]!, refs[r + ID_LOW]!) : writeString(out, at, this.#idText![i]!);
     at = copy(out, at, TIMESTAMP);
-    const time = this.#nums[n + TIME]!;
+    const time = this.#times[i]!;
     if (time === time) {
       out[at++] = QUOTE;
       at = copy(out, at, timestampBytesAt(time));
@@ -303,7 +310,7 @@ export class PendingEvents {
     if (fields < 0) return copy(out, at, CLOSE);
     at = copy(out, at, REQUEST_ID);
     const requestPrefixAt = refs[r + REQUEST_PREFIX]!;
-    at = requestPrefixAt >= 0 ? writeCounter(out, at, this.#parts[requestPrefixAt]!, this.#nums[n + REQUEST_COUNTER]!) : writeString(out, at, this.#requestIdText![i]!);
+    at = requestPrefixAt >= 0 ? writeCounter(out, at, this.#parts[requestPrefixAt]!, refs[r + REQUEST_HIGH]!, refs[r + REQUEST_LOW]!) : writeString(out, at, this.#requestIdText![i]!);
     at = copy(out, at, this.#parts[fields]!);
     return copy(out, at, CLOSE_REQUEST);
   }
@@ -320,8 +327,8 @@ export class PendingEvents {
     const r = i * REFS;
     const q = r - REFS;
     if (refs[r + MIDDLE] !== refs[q + MIDDLE] || refs[r + FIELDS] !== refs[q + FIELDS] || refs[r + ID_PREFIX] !== refs[q + ID_PREFIX] || refs[r + ID_PREFIX]! < 0) return false;
-    const time = this.#nums[i * NUMS + TIME]!;
-    const before = this.#nums[(i - 1) * NUMS + TIME]!;
+    const time = this.#times[i]!;
+    const before = this.#times[i - 1]!;
     if (time !== time || before !== before) return false;
     if (refs[r + FIELDS]! < 0) return true;
     return refs[r + REQUEST_PREFIX] === refs[q + REQUEST_PREFIX] && refs[r + REQUEST_PREFIX]! >= 0;
@@ -333,30 +340,32 @@ export class PendingEvents {
    * and its request's id written over; returns the offset after it.
    */
   #copyPrevious(out: Uint8Array, at: number, i: number, start: number, end: number): number {
+    const refs = this.#refs;
+    const parts = this.#parts;
     const r = i * REFS;
-    const n = i * NUMS;
-    const time = timestampBytesAt(this.#nums[n + TIME]!);
+    const time = this.#times[i]!;
+    const sameTime = time === this.#times[i - 1];
+    const timeBytes = timestampBytesAt(time);
     // A time of another length (after the year 9999) moves what follows it: written whole then.
-    if (time.length !== timestampBytesAt(this.#nums[n - NUMS + TIME]!).length) return this.#write(out, at, i);
+    if (!sameTime && timeBytes.length !== timestampBytesAt(this.#times[i - 1]!).length) return this.#write(out, at, i);
     out.copyWithin(at, start, end);
-    const idAt = at + ID.length + 1 + this.#parts[this.#refs[r + ID_PREFIX]!]!.length;
-    counterInto(out, idAt, this.#nums[n + ID_COUNTER]!);
+    const idAt = at + ID.length + 1 + parts[refs[r + ID_PREFIX]!]!.length;
+    halvesInto(out, idAt, refs[r + ID_HIGH]!, refs[r + ID_LOW]!);
     const timeAt = idAt + 12 + 1 + TIMESTAMP.length + 1;
-    if (this.#nums[n + TIME] !== this.#nums[n - NUMS + TIME]) copy(out, timeAt, time);
-    const fields = this.#refs[r + FIELDS]!;
-    if (fields >= 0) {
-      const requestIdAt = timeAt + time.length + 1 + this.#parts[this.#refs[r + MIDDLE]!]!.length + REQUEST_ID.length + 1 + this.#parts[this.#refs[r + REQUEST_PREFIX]!]!.length;
-      counterInto(out, requestIdAt, this.#nums[n + REQUEST_COUNTER]!);
+    if (!sameTime) copy(out, timeAt, timeBytes);
+    if (refs[r + FIELDS]! >= 0) {
+      const requestIdAt = timeAt + timeBytes.length + 1 + parts[refs[r + MIDDLE]!]!.length + REQUEST_ID.length + 1 + parts[refs[r + REQUEST_PREFIX]!]!.length;
+      halvesInto(out, requestIdAt, refs[r + REQUEST_HIGH]!, refs[r + REQUEST_LOW]!);
     }
     return at + (end - start);
   }
 }
 
 /** A drawn id: its prefix and counter, in quotes. */
-function writeCounter(out: Uint8Array, at: number, prefix: Uint8Array, counter: number): number {
+function writeCounter(out: Uint8Array, at: number, prefix: Uint8Array, high: number, low: number): number {
   out[at++] = QUOTE;
   at = copy(out, at, prefix);
-  at = counterInto(out, at, counter);
+  at = halvesInto(out, at, high, low);
   out[at++] = QUOTE;
   return at;
 }

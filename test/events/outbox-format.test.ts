@@ -13,6 +13,7 @@ import { requestParts, requestRecord } from "../../src/events/request.js";
 import { lightRequest } from "../../src/node/light-request.js";
 import { decodeLines, envelope, type ObjectLines } from "../../src/events/outbox-format.js";
 import { PendingEvents } from "../../src/events/pending-events.js";
+import { idPrefix, takeId } from "../../src/events/ids.js";
 
 const source = { instanceID: "3f1c2a9e-0b7d-4c55-9e61-2d8f0a6b7c11" };
 const text = (bytes: Uint8Array): string => new TextDecoder().decode(bytes);
@@ -318,6 +319,21 @@ describe("outbox objects and envelopes", () => {
     expect(rest.length).toBe(json.length - 1234 + 500);
     expect(new Set(rest.map((line) => (JSON.parse(line) as RegistryEvent).id)).size).toBe(rest.length);
     expect(text(pending.envelope(0, pending.count))).toBe(`{"events":[${rest.join(",")}]}`);
+  });
+
+  it("ids whose counters cross 2^24 (where a counter's two halves meet) are written as the id space spells them", () => {
+    const lines = new EventLines(false);
+    const pending = new PendingEvents();
+    const target = { mediaType: "m", digest: "sha256:d", size: 1, length: 1, repository: "r", url: "http://h/v2/r/manifests/sha256:d" };
+    while (takeId() < 2 ** 24 - 5);
+    for (let i = 0; i < 6; i++) lines.addParts(pending, "pull", target, undefined, source, { id: undefined, method: "GET", useragent: "ua", host: "h" });
+    const prefix = new TextDecoder().decode(idPrefix());
+    const { bytes, starts, ends } = pending.lines();
+    const events = starts.map((start, i) => JSON.parse(text(bytes.subarray(start, ends[i]))) as RegistryEvent);
+    // Each event draws its id, then its request's: counters 2^24 - 4, -3; -2, -1; 2^24, +1; ...
+    const spelled = (n: number) => prefix + n.toString(16).padStart(12, "0");
+    expect(events.map((e) => [e.id, e.request!.id])).toEqual(Array.from({ length: 6 }, (_, i) => [spelled(2 ** 24 - 4 + 2 * i), spelled(2 ** 24 - 3 + 2 * i)]));
+    expect(text(pending.envelope(0, 6))).toBe(`{"events":[${starts.map((start, i) => text(bytes.subarray(start, ends[i]))).join(",")}]}`);
   });
 
   it("takeFirst gives the first events and keeps the rest, in order; written twice, events give the same bytes", () => {
