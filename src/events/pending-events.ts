@@ -72,7 +72,7 @@ const REQUEST_LOW = 7;
 /** Events in the order they were recorded, each as its parts (see the module comment). */
 export class PendingEvents {
   #count = 0;
-  #capacity: number;
+  /** REFS slots a record; as many records as `#times` has room for. */
   #refs: Int32Array;
   /** Milliseconds, or NaN: the timestamp is the text in `#timeText`. */
   #times: Float64Array;
@@ -87,7 +87,6 @@ export class PendingEvents {
   #since = 0;
 
   constructor(capacity = FIRST_CAPACITY) {
-    this.#capacity = capacity;
     this.#refs = new Int32Array(capacity * REFS);
     this.#times = new Float64Array(capacity);
   }
@@ -169,7 +168,6 @@ export class PendingEvents {
     // soon as one is full, so the rest is a few events where the taken ones are a thousand.
     const taken = new PendingEvents(0);
     taken.#count = count;
-    taken.#capacity = this.#capacity;
     taken.#refs = this.#refs;
     taken.#times = this.#times;
     taken.#parts = this.#parts;
@@ -178,9 +176,9 @@ export class PendingEvents {
     taken.#requestIdText = this.#requestIdText;
     taken.#since = this.#since;
     const restCount = this.#count - count;
-    this.#capacity = Math.max(FIRST_CAPACITY, Math.min(this.#capacity, KEPT_CAPACITY), restCount);
-    this.#refs = new Int32Array(this.#capacity * REFS);
-    this.#times = new Float64Array(this.#capacity);
+    const capacity = Math.max(FIRST_CAPACITY, Math.min(taken.#times.length, KEPT_CAPACITY), restCount);
+    this.#refs = new Int32Array(capacity * REFS);
+    this.#times = new Float64Array(capacity);
     this.#parts = [];
     this.#idText = this.#timeText = this.#requestIdText = undefined;
     this.#count = restCount;
@@ -229,12 +227,12 @@ export class PendingEvents {
   /** The index of a new record (the columns grown when full); `now` starts {@link since} for the first. */
   #next(now: number): number {
     if (this.#count === 0) this.#since = now;
-    if (this.#count === this.#capacity) {
-      this.#capacity = Math.max(FIRST_CAPACITY, this.#capacity * 2);
-      const refs = new Int32Array(this.#capacity * REFS);
+    if (this.#count === this.#times.length) {
+      const capacity = Math.max(FIRST_CAPACITY, this.#count * 2);
+      const refs = new Int32Array(capacity * REFS);
       refs.set(this.#refs);
       this.#refs = refs;
-      const times = new Float64Array(this.#capacity);
+      const times = new Float64Array(capacity);
       times.set(this.#times);
       this.#times = times;
     }

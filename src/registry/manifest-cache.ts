@@ -47,11 +47,14 @@ interface Entry<T> {
 class KeyOf {
   #first = "";
   #second = "";
-  #key = "";
-  constructor(readonly separator: string) {}
+  /** The key of ("", ""), so that the first call finds it or makes its own. */
+  #key: string;
+  constructor(readonly separator: string) {
+    this.#key = separator;
+  }
 
   of(first: string, second: string): string {
-    if (first !== this.#first || second !== this.#second || this.#key === "") {
+    if (first !== this.#first || second !== this.#second) {
       this.#first = first;
       this.#second = second;
       this.#key = `${first}${this.separator}${second}`;
