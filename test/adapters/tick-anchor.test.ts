@@ -15,7 +15,7 @@ const work = mkdtempSync(join(tmpdir(), "rk-tick-anchor-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 /**
- * The states of the define sites of `nextTick`'s tick object literal after eight idle-time full collections.
+ * The states of the define sites of `nextTick`'s tick object literal after sixteen idle-time full collections (tick-anchor-child.ts).
  * The child's stdout is a file: %DebugPrint writes from C++, and on a non-blocking pipe it loses what does not fit.
  */
 async function statesAfterCollections(mode: "none" | "listener" | "bundled"): Promise<{ anchored: boolean; states: string[] }> {
