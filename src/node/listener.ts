@@ -9,6 +9,7 @@ import { silent, type LogHook } from "../http/log.js";
 import { onlyReadsRequestBasics } from "../http/request-basics.js";
 import { BadRequestError, toRequest, type RequestOptions } from "./request.js";
 import { writeResponse } from "./response.js";
+import { countRequest } from "./old-generation.js";
 import { anchorTickObjects } from "./tick-anchor.js";
 
 /** A fetch handler, as every registry-kit service is. */
@@ -43,6 +44,7 @@ export function createNodeListeners(handler: FetchHandler, options: NodeListener
   const log = options.log ?? silent;
   const basicsOnly = onlyReadsRequestBasics(handler);
   const run = (req: IncomingMessage, res: ServerResponse, deferContinue: boolean): void => {
+    countRequest();
     handle(handler, req, res, deferContinue, options, basicsOnly).catch((error: unknown) => {
       log({ level: "error", msg: "node adapter failure", error: String(error) });
       if (!res.headersSent) sendError(res, 500, "internal server error");
