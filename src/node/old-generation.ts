@@ -16,6 +16,9 @@
  * collection: once it has grown by {@link GROWTH}, it runs one. What lives
  * (code, caches) moves the base up, so it costs one collection per
  * {@link GROWTH} of growth, as V8's own heuristics would without the flag.
+ * It stops at {@link BOUNDED_BELOW}: there the flag no longer holds V8 back,
+ * and a larger heap (an application's, around the registry) is left to V8's
+ * own incremental collections rather than to atomic ones forced from here.
  * Without `gc()`, or where `node:v8` has no space statistics, nothing is done.
  *
  * @module
@@ -26,6 +29,8 @@ import * as v8 from "node:v8";
 const CHECK_EVERY = 1024;
 /** Growth of the old generation, in bytes, that makes a full collection. */
 export const GROWTH = 4 * 1024 * 1024;
+/** The old generation's size (bytes) from which nothing is forced: `npm start`'s `--initial-old-space-size=64`. */
+export const BOUNDED_BELOW = 64 * 1024 * 1024;
 
 /** A full collection: `gc()` without options (on Node 20, `gc({ type: "major" })` runs a scavenge). */
 type Collect = () => void;
@@ -58,7 +63,7 @@ export function collectIfGrown(): boolean {
   const used = oldGenerationSize();
   // Smaller than the base: V8 collected by itself meanwhile.
   if (base < 0 || used < base) base = used;
-  if (used - base < GROWTH) return false;
+  if (used - base < GROWTH || used >= BOUNDED_BELOW) return false;
   collect!();
   base = oldGenerationSize();
   return true;

@@ -75,6 +75,19 @@ describe("the old generation's bound", () => {
     expect(live.length).toBeGreaterThan(0);
   });
 
+  it("forces nothing once the old generation holds 64 MiB: a larger heap is left to V8's own collections", async () => {
+    const gc = vi.fn(realGc);
+    const { collectIfGrown, oldGenerationSize, BOUNDED_BELOW } = await load(gc);
+    expect(BOUNDED_BELOW).toBe(64 * MiB);
+    realGc();
+    expect(collectIfGrown()).toBe(false);
+    const live = promoted(Math.ceil((BOUNDED_BELOW - oldGenerationSize()) / MiB) + 4);
+    expect(oldGenerationSize()).toBeGreaterThanOrEqual(BOUNDED_BELOW);
+    expect(collectIfGrown()).toBe(false);
+    expect(gc).not.toHaveBeenCalled();
+    expect(live.length).toBeGreaterThan(0);
+  });
+
   it("looks every 1024 requests", async () => {
     const gc = vi.fn(realGc);
     const { countRequest } = await load(gc);
