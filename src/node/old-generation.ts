@@ -39,8 +39,8 @@ const collect = (globalThis as { gc?: unknown }).gc as Collect | undefined;
 const canCollect = typeof collect === "function" && typeof (v8 as Partial<typeof v8>).getHeapSpaceStatistics === "function";
 
 let requests = 0;
-/** The old generation's size after the last full collection (or the smallest seen since). */
-let base = -1;
+/** The old generation's size after the last full collection (or the smallest seen since); none before the first look. */
+let base = Infinity;
 
 /** Bytes used in the spaces that only a full collection frees (all but the young generation's). */
 export function oldGenerationSize(): number {
@@ -61,8 +61,8 @@ export function countRequest(): void {
 export function collectIfGrown(): boolean {
   if (!canCollect) return false;
   const used = oldGenerationSize();
-  // Smaller than the base: V8 collected by itself meanwhile.
-  if (base < 0 || used < base) base = used;
+  // Smaller than the base: the first look, or V8 collected by itself meanwhile.
+  if (used < base) base = used;
   if (used - base < GROWTH || used >= BOUNDED_BELOW) return false;
   collect!();
   base = oldGenerationSize();

@@ -44,9 +44,8 @@ describe("fs driver: a read stream dropped unread", () => {
       await storage.write("dropped/object", new TextEncoder().encode("some bytes nobody reads"));
       const file = path.join(root, "dropped/object");
       // In a function of its own, so that nothing on this frame keeps the stream alive
-      // afterwards. The stream is used after the count: a local no longer used across an
-      // await is not kept by the suspended frame, and a collection during the count
-      // (Deno, in CI) closed the file before it was counted.
+      // afterwards. The stream is used after the count, so that it is held while counted
+      // (CI on Deno once counted 0 here; the cause is not known).
       const drop = async () => {
         const stream = await storage.read("dropped/object");
         const open = await openDescriptors(file);
