@@ -3,7 +3,7 @@
  *
  *   node --import tsx bench/compare.ts --base <git ref> [--head <git ref>] [--reps 6] [--size-mib 64] [--wrk-seconds 3] [--profile]
  *     [--only chunked,monolithic,manifest,challenge] [--head-env K=V …] [--base-env K=V …]   (e.g. --head-env RK_BENCH_NOTIFY=sink: head sends events to a webhook;
- *     --head-env "RK_NODE_FLAGS=--max-semi-space-size=2": head's Node flags instead of npm start's)
+ *     --head-env "RK_NODE_FLAGS=--max-semi-space-size=4": head's Node flags instead of npm start's)
  *
  * Each ref is checked out into a temporary git worktree and built by its own
  * tsup config (ESM, no declarations); without `--head` the working tree is
@@ -101,7 +101,7 @@ async function startBuild(lib: string, name: string, env: Record<string, string>
   const ready = async (url: string): Promise<boolean> => (await send("GET", `${url}/v2/`, AUTH)).status === 200;
   const profile = PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${join(HERE, "profiles", `compare-${name}`)}`] : [];
   // RK_NODE_FLAGS in --base-env / --head-env: that side's Node flags instead of npm start's.
-  const flags = env.RK_NODE_FLAGS?.split(" ").filter(Boolean) ?? ["--initial-old-space-size=64", "--max-semi-space-size=4", "--expose-gc", "--no-concurrent-recompilation"];
+  const flags = env.RK_NODE_FLAGS?.split(" ").filter(Boolean) ?? ["--initial-old-space-size=64", "--max-semi-space-size=2", "--expose-gc", "--no-concurrent-recompilation"];
   return startServer(name, process.execPath, [...flags, ...profile, "--import", "tsx", join(HERE, "server.ts"), config], `http://127.0.0.1:${port}`, ready, {
     cwd: ROOT, env: { RK_BENCH_LIB: lib, ...env }, ...(process.env.RK_LOGDIR ? { logFile: join(process.env.RK_LOGDIR, `${name}.log`) } : {}),
   });

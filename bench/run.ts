@@ -22,7 +22,7 @@
  * flags the project recommends for a registry server, `--node-flags` replaces
  * them (`--node-flags ""` for none): `--initial-old-space-size=64`, without
  * which V8 runs a full mark-compact every 20-30 MiB of request body on a small
- * heap, `--max-semi-space-size=4`, which keeps the young generation (and
+ * heap, `--max-semi-space-size=2`, which keeps the young generation (and
  * with it the peak RSS under load) small, `--expose-gc`, with which the Node
  * adapter frees request-body buffers every 4 MiB, and
  * `--no-concurrent-recompilation` (no compiler scratch memory kept in thread

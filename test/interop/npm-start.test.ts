@@ -170,7 +170,7 @@ describe("npm start on a fresh clone: skopeo, podman and buildah against 127.0.0
     const out = server!.output();
     expect(bannerUrl(out), log()).toBe(`http://${HOST}`);
     // npm echoes the script it runs: the server starts with the heap flags docs/performance.md explains
-    expect(out).toContain("> node --initial-old-space-size=64 --max-semi-space-size=4 --expose-gc --no-concurrent-recompilation bin/registry-kit.mjs serve");
+    expect(out).toContain("> node --initial-old-space-size=64 --max-semi-space-size=2 --expose-gc --no-concurrent-recompilation bin/registry-kit.mjs serve");
     expect(out).toContain(`  auth            token, realm http://${HOST}/service/token`);
     expect(out).toContain(`  storage         filesystem ${data}/registry`);
     expect(out).toContain('  administrator   "admin" created');
