@@ -6,6 +6,7 @@
  * @module
  */
 import type { IncomingMessage } from "node:http";
+import { collectIfGrown } from "./old-generation.js";
 
 /** Bytes queued in the web stream before the socket is paused. */
 const MAX_QUEUED = 256 * 1024;
@@ -43,6 +44,10 @@ function received(bytes: number): void {
   if (sinceCollect < COLLECT_EVERY * Math.max(1, receiving)) return;
   sinceCollect = 0;
   collect!({ type: "minor" });
+  // What the scavenges of a transfer promote is freed only by a full collection, which V8 puts off until the old
+  // generation reaches `--initial-old-space-size`, and a transfer makes too few requests for the listener's look
+  // every 1024 of them: the same bound is checked here (old-generation.ts).
+  collectIfGrown();
 }
 
 /**

@@ -11,7 +11,8 @@
  * 25 s, of which a full collection freed 9 MB.
  *
  * So when Node exposes `gc()` (`--expose-gc`, also set by `npm start`), the
- * Node adapter counts requests, and every {@link CHECK_EVERY} of them
+ * Node adapter counts requests, and every {@link CHECK_EVERY} of them (and
+ * after each request-body collection, body.ts: a transfer makes few requests)
  * compares the old generation's size with its size after the last full
  * collection: once it has grown by {@link GROWTH}, it runs one. What lives
  * (code, caches) moves the base up, so it costs one collection per

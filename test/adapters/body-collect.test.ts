@@ -2,7 +2,9 @@
  * The Node adapter's request bodies and V8's `gc()`: when Node exposes it
  * (`--expose-gc`), a young-generation collection runs every 4 MiB of body per
  * body being received, so the parser's per-chunk buffers are freed long
- * before V8's own 32 MiB rule would; without it nothing is called.
+ * before V8's own 32 MiB rule would, and after each the old generation's
+ * bound is checked (old-generation.ts, tested with the real heap in
+ * old-generation.test.ts; a spy here); without it nothing is called.
  */
 import { request as httpRequest } from "node:http";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -11,12 +13,24 @@ const MiB = 1024 * 1024;
 type Gc = (options?: { type?: string }) => void;
 
 let close: (() => Promise<void>) | undefined;
+/** The old generation's check, as the adapter loaded by {@link load} sees it. */
+let bound = vi.fn(() => false);
 afterEach(async () => {
   await close?.();
   close = undefined;
   delete (globalThis as { gc?: Gc }).gc;
+  vi.doUnmock("../../src/node/old-generation.js");
   vi.resetModules();
 });
+
+/** registry-kit/node loaded afresh, with `gc` set to `spy` before it loads and its old-generation check a spy. */
+async function load(spy: Gc | undefined): Promise<typeof import("../../src/node/index.js")> {
+  if (spy) (globalThis as { gc?: Gc }).gc = spy;
+  vi.resetModules();
+  bound = vi.fn(() => false);
+  vi.doMock("../../src/node/old-generation.js", async (original) => ({ ...(await original<object>()), collectIfGrown: bound }));
+  return import("../../src/node/index.js");
+}
 
 /** Read a request's body to its end; its length. */
 async function drain(req: Request): Promise<number> {
@@ -28,9 +42,7 @@ async function drain(req: Request): Promise<number> {
 
 /** Serve a handler that reads and drops each request body; with `gc` set to `spy` before the adapter loads. */
 async function server(spy: Gc | undefined): Promise<string> {
-  if (spy) (globalThis as { gc?: Gc }).gc = spy;
-  vi.resetModules();
-  const { serve } = await import("../../src/node/index.js");
+  const { serve } = await load(spy);
   const running = await serve(async (req: Request) => {
     return new Response(String(await drain(req)));
   });
@@ -66,6 +78,9 @@ describe("request bodies and gc()", () => {
     expect(await put(url, 20 * MiB + 512 * 1024)).toBe(String(20 * MiB + 512 * 1024));
     expect(gc).toHaveBeenCalledTimes(5);
     for (const call of gc.mock.calls) expect(call).toEqual([{ type: "minor" }]);
+    // After each, the old generation is looked at: a transfer makes too few requests for the look every 1024.
+    expect(bound).toHaveBeenCalledTimes(5);
+    for (let i = 0; i < 5; i++) expect(bound.mock.invocationCallOrder[i]!).toBeGreaterThan(gc.mock.invocationCallOrder[i]!);
   });
 
   it("spaces the collections by 4 MiB per body while two bodies arrive together", async () => {
@@ -88,9 +103,7 @@ describe("request bodies and gc()", () => {
 
   it("stops counting a body its handler leaves unread, and one that ended", async () => {
     const gc = vi.fn<Gc>();
-    (globalThis as { gc?: Gc }).gc = gc;
-    vi.resetModules();
-    const { serve } = await import("../../src/node/index.js");
+    const { serve } = await load(gc);
     const running = await serve(async (req: Request) => {
       if (new URL(req.url).pathname === "/skip") return new Response("skipped"); // the body is cancelled, never read
       return new Response(String(await drain(req)));
@@ -114,5 +127,6 @@ describe("request bodies and gc()", () => {
     (globalThis as { gc?: Gc }).gc = late;
     expect(await put(url, 12 * MiB)).toBe(String(12 * MiB));
     expect(late).not.toHaveBeenCalled();
+    expect(bound).not.toHaveBeenCalled();
   });
 });
