@@ -7,7 +7,7 @@
 import { AuthError, JwtError } from "./errors.js";
 import type { Access } from "./access.js";
 import { algorithmSpec, type JwsAlgorithm } from "./algorithms.js";
-import { asciiBytes, b64url, b64urlText, fromB64url, fromUtf8, toArrayBuffer, utf8 } from "../util/bytes.js";
+import { asciiBytes, b64url, b64urlText, fromB64url, fromUtf8, scratchAsciiBytes, toArrayBuffer, utf8 } from "../util/bytes.js";
 import { nodeSign } from "./node-sign.js";
 
 /** A JOSE header. */
@@ -145,19 +145,18 @@ export function signJwt(payload: object, key: SigningKey, options: SignOptions =
     const spec = algorithmSpec(key.alg);
     if (!spec) throw new AuthError("invalid_key", `unsupported algorithm ${String(key.alg)}`);
     const signingInput = `${encodedHeader(key, options)}.${b64urlText(JSON.stringify(payload))}`;
-    // The signing input is base64url and dots: ASCII, so its bytes need no UTF-8 encoder.
-    const data = asciiBytes(signingInput);
-    // node:crypto on the same key where the runtime has it (see node-sign.ts), else WebCrypto.
-    const sig = nodeSign(key.alg, key.key, data);
+    // The signing input is base64url and dots: ASCII, so its bytes need no UTF-8 encoder. They are reused
+    // by the next call: node:crypto reads them before it returns (its callback form, RSA's, copies them).
+    const sig = nodeSign(key.alg, key.key, scratchAsciiBytes(signingInput));
     if (sig instanceof Uint8Array) return Promise.resolve(`${signingInput}.${b64url(sig)}`);
-    return finishSign(signingInput, data, spec.signParams, key.key, sig);
+    return finishSign(signingInput, spec.signParams, key.key, sig);
   } catch (e) {
     return Promise.reject(e);
   }
 }
 
-async function finishSign(signingInput: string, data: Uint8Array, params: AlgorithmIdentifier, key: CryptoKey, pending: Promise<Uint8Array | undefined> | undefined): Promise<string> {
-  const sig = (await pending) ?? new Uint8Array(await crypto.subtle.sign(params, key, toArrayBuffer(data)));
+async function finishSign(signingInput: string, params: AlgorithmIdentifier, key: CryptoKey, pending: Promise<Uint8Array | undefined> | undefined): Promise<string> {
+  const sig = (await pending) ?? new Uint8Array(await crypto.subtle.sign(params, key, toArrayBuffer(asciiBytes(signingInput))));
   return `${signingInput}.${b64url(sig)}`;
 }
 

@@ -39,10 +39,18 @@ export function fromHex(hex: string): Uint8Array {
   return out;
 }
 
+/** A `Buffer`, as far as this module uses one. */
+interface NativeBytes extends Uint8Array {
+  write(text: string, offset: number, encoding: "utf8" | "latin1"): number;
+  toString(encoding?: "base64url", start?: number, end?: number): string;
+  subarray(start: number, end: number): NativeBytes;
+}
+
 interface BufferLike {
   isBuffer(value: unknown): boolean;
-  from(data: ArrayBufferLike, offset: number, length: number): { toString(encoding: "base64url"): string };
-  from(data: string, encoding: "utf8"): { toString(encoding: "base64url"): string };
+  allocUnsafe(size: number): NativeBytes;
+  from(data: ArrayBufferLike, offset: number, length: number): NativeBytes;
+  from(data: string, encoding: "utf8"): NativeBytes;
   from(data: string, encoding: "latin1"): Uint8Array;
 }
 
@@ -67,8 +75,35 @@ export function asciiBytes(text: string): Uint8Array {
 
 /** base64url (unpadded) of the UTF-8 bytes of `text`. */
 export function b64urlText(text: string): string {
-  if (NativeBuffer) return NativeBuffer.from(text, "utf8").toString("base64url");
+  if (NativeBuffer) {
+    // Encoded through the scratch buffer: no Buffer object made for bytes that only become a string.
+    const buffer = scratch(text.length * 3);
+    if (buffer) return buffer.toString("base64url", 0, buffer.write(text, 0, "utf8"));
+    return NativeBuffer.from(text, "utf8").toString("base64url");
+  }
   return b64url(utf8(text));
+}
+
+/**
+ * The bytes of a string known to be ASCII, like {@link asciiBytes}, but in a
+ * buffer this module reuses where the runtime has `Buffer`: valid only until
+ * the next call into this module. For a caller that hands them on at once
+ * (a JWS signing input to a synchronous `sign()`) and copies them to keep them.
+ */
+export function scratchAsciiBytes(text: string): Uint8Array {
+  const buffer = NativeBuffer ? scratch(text.length) : undefined;
+  return buffer ? buffer.subarray(0, buffer.write(text, 0, "latin1")) : asciiBytes(text);
+}
+
+/** Largest scratch buffer kept: a token's signing input is a few hundred bytes, with an `x5c` chain a few KiB. */
+const SCRATCH_LIMIT = 64 * 1024;
+let scratchBuffer: NativeBytes | undefined;
+
+/** The reused buffer, at least `size` bytes; `undefined` above {@link SCRATCH_LIMIT} (the caller allocates). */
+function scratch(size: number): NativeBytes | undefined {
+  if (size > SCRATCH_LIMIT) return undefined;
+  if (!scratchBuffer || scratchBuffer.length < size) scratchBuffer = NativeBuffer!.allocUnsafe(Math.max(size, 4096));
+  return scratchBuffer;
 }
 
 const B64URL_CHARS = /^[A-Za-z0-9_-]*$/;

@@ -1,8 +1,9 @@
 /** signJwt's cached headers and the base64url encoders (native Buffer and portable). */
 import { describe, expect, it } from "vitest";
 import { base64url } from "rfc4648";
-import { b64url, b64urlText, utf8 } from "../../src/util/bytes.js";
-import { decodeJwt, generatedKeys, signJwt } from "../../src/auth/index.js";
+import { b64url, b64urlText, fromB64url, utf8 } from "../../src/util/bytes.js";
+import { decodeJwt, generatedKeys, hmacKeys, signJwt } from "../../src/auth/index.js";
+import { verifySignature } from "../../src/auth/jwt.js";
 
 describe("base64url", () => {
   it("matches the portable RFC 4648 encoder for every length and byte value", () => {
@@ -39,3 +40,57 @@ describe("signJwt headers", () => {
     }
   });
 });
+
+describe("signJwt's signing input, written into a buffer the next token reuses", () => {
+  for (const alg of ["RS256", "PS256", "ES256", "EdDSA"] as const) {
+    it(`${alg}: tokens started together, each with claims of another length, each verify against their own claims`, async () => {
+      const keys = generatedKeys({ alg });
+      const key = await keys.signingKey();
+      const publicKey = await (await keys.verificationKeys())[0]!.cryptoKey(alg);
+      // RSA is signed on the thread pool where node:crypto exists, so these overlap: the buffer is rewritten by the
+      // next call while an earlier signature is still being made.
+      const claims = Array.from({ length: 12 }, (_, i) => ({ sub: `user-${i}`, pad: "x".repeat(i * 41) }));
+      const tokens = await Promise.all(claims.map((c) => signJwt(c, key, { x5c: i(c) % 2 === 0 })));
+      for (const [n, token] of tokens.entries()) {
+        const decoded = decodeJwt(token);
+        expect(decoded.payload).toEqual(claims[n]);
+        expect(await verifySignature(decoded, alg, publicKey)).toBe(true);
+      }
+    });
+  }
+
+  it("HS256: tokens made in turn each verify (the MAC reads the buffer before the next token writes it)", async () => {
+    const keys = hmacKeys({ secret: "0123456789abcdef0123456789abcdef-encoding" });
+    const key = await keys.signingKey();
+    const claims = Array.from({ length: 6 }, (_, i) => ({ sub: `user-${i}`, pad: "y".repeat(i * 53) }));
+    const tokens = await Promise.all(claims.map((c) => signJwt(c, key)));
+    const verifyKey = await crypto.subtle.importKey("raw", new TextEncoder().encode("0123456789abcdef0123456789abcdef-encoding"), { name: "HMAC", hash: "SHA-256" }, false, ["verify"]);
+    for (const [n, token] of tokens.entries()) {
+      const decoded = decodeJwt(token);
+      expect(decoded.payload).toEqual(claims[n]);
+      expect(await verifySignature(decoded, "HS256", verifyKey)).toBe(true);
+    }
+  });
+
+  it("claims and signing inputs beyond the reused buffer's limit (64 KiB) are encoded and signed from bytes of their own", async () => {
+    const keys = generatedKeys({ alg: "ES256" });
+    const key = await keys.signingKey();
+    const publicKey = await (await keys.verificationKeys())[0]!.cryptoKey("ES256");
+    // 30,000 characters of claims pass the limit in UTF-8's worst case (3 bytes each), 70,000 pass it as they are.
+    for (const size of [30_000, 70_000]) {
+      const claims = { sub: "big", pad: "z".repeat(size) };
+      const [big, small] = await Promise.all([signJwt(claims, key), signJwt({ sub: "small" }, key)]);
+      // Checked without decodeJwt, which refuses tokens over 64 KiB.
+      const dot = big!.lastIndexOf(".");
+      const input = new TextEncoder().encode(big!.slice(0, dot));
+      expect(await crypto.subtle.verify({ name: "ECDSA", hash: "SHA-256" }, publicKey, fromB64url(big!.slice(dot + 1)) as Uint8Array<ArrayBuffer>, input)).toBe(true);
+      expect(JSON.parse(new TextDecoder().decode(fromB64url(big!.slice(big!.indexOf(".") + 1, dot))))).toEqual(claims);
+      expect(await verifySignature(decodeJwt(small!), "ES256", publicKey)).toBe(true);
+    }
+  });
+});
+
+/** The index in the claims' `sub` (`user-N`). */
+function i(claims: { sub: string }): number {
+  return Number(claims.sub.slice(5));
+}
