@@ -26,6 +26,7 @@ import { fileURLToPath } from "node:url";
 import { ISSUER, SERVICE, benchAuth } from "./bench-auth.js";
 import { chunkedUpload, monolithicUpload, pushSmallBlob, send } from "./http.js";
 import { atExit, cpuOf, freePort, installExitHooks, requireTools, runCmd, startServer, wrk, type Server } from "./proc.js";
+import { NPM_START_NODE_FLAGS } from "./node-flags.js";
 import { startSink, type Sink } from "./sink.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -101,7 +102,7 @@ async function startBuild(lib: string, name: string, env: Record<string, string>
   const ready = async (url: string): Promise<boolean> => (await send("GET", `${url}/v2/`, AUTH)).status === 200;
   const profile = PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${join(HERE, "profiles", `compare-${name}`)}`] : [];
   // RK_NODE_FLAGS in --base-env / --head-env: that side's Node flags instead of npm start's.
-  const flags = env.RK_NODE_FLAGS?.split(" ").filter(Boolean) ?? ["--initial-old-space-size=64", "--max-semi-space-size=2", "--expose-gc", "--no-concurrent-recompilation"];
+  const flags = env.RK_NODE_FLAGS?.split(" ").filter(Boolean) ?? NPM_START_NODE_FLAGS.split(" ").filter(Boolean);
   return startServer(name, process.execPath, [...flags, ...profile, "--import", "tsx", join(HERE, "server.ts"), config], `http://127.0.0.1:${port}`, ready, {
     cwd: ROOT, env: { RK_BENCH_LIB: lib, ...env }, ...(process.env.RK_LOGDIR ? { logFile: join(process.env.RK_LOGDIR, `${name}.log`) } : {}),
   });

@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
 import { ISSUER, SERVICE, benchAuth } from "../bench-auth.js";
 import { atExit, freePort, installExitHooks, requireTools, runCmd, startServer, type Server } from "../proc.js";
+import { NPM_START_NODE_FLAGS } from "../node-flags.js";
 import { type Sink } from "../sink.js";
 
 /** bench/, where this module's folder is. */
@@ -33,7 +34,7 @@ export const TOKEN_SECONDS = QUICK ? 1 : 3;
 export const MODE = QUICK ? "quick" : "full";
 export const SOURCE = argv.includes("--source");
 /** Node flags for registry-kit's server processes: those `npm start` uses (package.json). */
-export const DEFAULT_NODE_FLAGS = "--initial-old-space-size=64 --max-semi-space-size=2 --expose-gc --no-concurrent-recompilation";
+export const DEFAULT_NODE_FLAGS = NPM_START_NODE_FLAGS;
 export const NODE_FLAGS = (argValue("--node-flags") ?? DEFAULT_NODE_FLAGS).split(" ").filter(Boolean);
 /** Directory for each server's whole output (e.g. with `--node-flags "… --trace-gc"`); off by default. */
 export const SERVER_LOGS = argValue("--server-logs");

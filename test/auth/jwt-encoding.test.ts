@@ -50,7 +50,7 @@ describe("signJwt's signing input, written into a buffer the next token reuses",
       // RSA is signed on the thread pool where node:crypto exists, so these overlap: the buffer is rewritten by the
       // next call while an earlier signature is still being made.
       const claims = Array.from({ length: 12 }, (_, i) => ({ sub: `user-${i}`, pad: "x".repeat(i * 41) }));
-      const tokens = await Promise.all(claims.map((c) => signJwt(c, key, { x5c: i(c) % 2 === 0 })));
+      const tokens = await Promise.all(claims.map((c, n) => signJwt(c, key, { x5c: n % 2 === 0 })));
       for (const [n, token] of tokens.entries()) {
         const decoded = decodeJwt(token);
         expect(decoded.payload).toEqual(claims[n]);
@@ -60,11 +60,12 @@ describe("signJwt's signing input, written into a buffer the next token reuses",
   }
 
   it("HS256: tokens made in turn each verify (the MAC reads the buffer before the next token writes it)", async () => {
-    const keys = hmacKeys({ secret: "0123456789abcdef0123456789abcdef-encoding" });
+    const secret = "0123456789abcdef0123456789abcdef-encoding";
+    const keys = hmacKeys({ secret });
     const key = await keys.signingKey();
     const claims = Array.from({ length: 6 }, (_, i) => ({ sub: `user-${i}`, pad: "y".repeat(i * 53) }));
     const tokens = await Promise.all(claims.map((c) => signJwt(c, key)));
-    const verifyKey = await crypto.subtle.importKey("raw", new TextEncoder().encode("0123456789abcdef0123456789abcdef-encoding"), { name: "HMAC", hash: "SHA-256" }, false, ["verify"]);
+    const verifyKey = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["verify"]);
     for (const [n, token] of tokens.entries()) {
       const decoded = decodeJwt(token);
       expect(decoded.payload).toEqual(claims[n]);
@@ -89,8 +90,3 @@ describe("signJwt's signing input, written into a buffer the next token reuses",
     }
   });
 });
-
-/** The index in the claims' `sub` (`user-N`). */
-function i(claims: { sub: string }): number {
-  return Number(claims.sub.slice(5));
-}
