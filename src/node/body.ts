@@ -6,6 +6,7 @@
  * @module
  */
 import type { IncomingMessage } from "node:http";
+import { bytesReleased, markOwnedChunks } from "../util/owned-chunks.js";
 import { collectIfGrown } from "./old-generation.js";
 
 /** Bytes queued in the web stream before the socket is paused. */
@@ -21,6 +22,8 @@ const canCollect = typeof collect === "function";
 /** Request bodies being received now (first chunk seen, not yet ended or abandoned). */
 let receiving = 0;
 let sinceCollect = 0;
+/** `bytesReleased()` when {@link received} last looked. */
+let releasedBefore = 0;
 
 /**
  * Count `bytes` of request body received (only when Node exposes `gc`) and
@@ -37,11 +40,22 @@ let sinceCollect = 0;
  * lives while the next ~2.3 MiB of its body arrive (the stream's queue, the
  * write batch, the write in flight), and one that outlived two scavenges
  * would be promoted to the old generation, where only a full collection
- * frees it.
+ * frees it. Bytes their consumer freed once stored (the fs driver frees an
+ * HTTP/1 body's chunks as soon as they are written, util/owned-chunks.ts) are
+ * not counted: a body stored on disk costs no collection.
  */
 function received(bytes: number): void {
   sinceCollect += bytes;
-  if (sinceCollect < COLLECT_EVERY * Math.max(1, receiving)) return;
+  const every = COLLECT_EVERY * Math.max(1, receiving);
+  if (sinceCollect < every) return;
+  // Chunks the fs driver freed once written (util/owned-chunks.ts) wait for no collection.
+  const released = bytesReleased();
+  sinceCollect = Math.max(0, sinceCollect - (released - releasedBefore));
+  releasedBefore = released;
+  if (sinceCollect < every) {
+    collectIfGrown();
+    return;
+  }
   sinceCollect = 0;
   collect!({ type: "minor" });
   // What the scavenges of a transfer promote is freed only by a full collection, which V8 puts off until the old
@@ -57,6 +71,17 @@ function received(bytes: number): void {
  * so the handler's response can still be written.
  */
 export function incomingBody(req: IncomingMessage, onFirstPull?: () => void): ReadableStream<Uint8Array> {
+  const stream = bodyStream(req, onFirstPull);
+  // HTTP/1's parser copies each chunk into a buffer of its own that Node keeps no hold on, so the reader may free
+  // it once used (util/owned-chunks.ts). HTTP/2's chunks may share a buffer the session still reads into; Bun's
+  // and Deno's node:http make no such promise.
+  return req.httpVersionMajor === 1 && isNode ? markOwnedChunks(stream) : stream;
+}
+
+/** Node itself, not a runtime's node:http compatibility layer. */
+const isNode = typeof process !== "undefined" && process.versions?.bun === undefined && process.versions?.deno === undefined && process.release?.name === "node";
+
+function bodyStream(req: IncomingMessage, onFirstPull?: () => void): ReadableStream<Uint8Array> {
   let pulled = false;
   let settled = false;
   let counted = false;

@@ -9,6 +9,7 @@ import { StorageError, type StorageDriver } from "../storage/driver.js";
 import type { DigestAlgorithm } from "../oci/digest.js";
 import { RegistryError } from "../oci/errors.js";
 import { createHasher, type StreamHasher } from "../oci/hash.js";
+import { hasOwnedChunks, markOwnedChunks } from "../util/owned-chunks.js";
 
 /** The outcome of {@link appendBody}. */
 export interface AppendResult {
@@ -89,6 +90,8 @@ export async function appendBody(storage: StorageDriver, request: Request, key: 
       // pull only when the driver asks: no read-ahead buffering
       { highWaterMark: 0 },
     );
+    // Each chunk is hashed before it is passed on, and kept by nothing here: the driver may free what it stored.
+    if (hasOwnedChunks(source)) markOwnedChunks(stream);
   }
   try {
     const size = await storage.append(key, stream, { expectedSize, create, signal: request.signal });

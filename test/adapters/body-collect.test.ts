@@ -4,7 +4,8 @@
  * body being received, so the parser's per-chunk buffers are freed long
  * before V8's own 32 MiB rule would, and after each the old generation's
  * bound is checked (old-generation.ts, tested with the real heap in
- * old-generation.test.ts; a spy here); without it nothing is called.
+ * old-generation.test.ts; a spy here); without it nothing is called. Bytes
+ * the consumer freed itself (util/owned-chunks.ts) call for no collection.
  */
 import { request as httpRequest } from "node:http";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -118,6 +119,31 @@ describe("request bodies and gc()", () => {
     // Were any of those still counted as receiving, the interval would be 8 MiB or more, not 4.
     expect(await put(running.url, 20 * MiB + 512 * 1024)).toBe(String(20 * MiB + 512 * 1024));
     expect(gc).toHaveBeenCalledTimes(5);
+  });
+
+  it("runs no minor collection for bytes its consumer freed once used (the fs driver's owned chunks), yet looks at the old generation", async () => {
+    const gc = vi.fn<Gc>();
+    const { serve } = await load(gc);
+    // The same module instance as the adapter just loaded (load() reset the module registry).
+    const owned = await import("../../src/util/owned-chunks.js");
+    let marked = false;
+    const running = await serve(async (req: Request) => {
+      marked = owned.hasOwnedChunks(req.body);
+      const reader = req.body!.getReader();
+      let n = 0;
+      for (let r = await reader.read(); !r.done; r = await reader.read()) {
+        n += r.value.byteLength;
+        owned.releaseChunks([r.value]);
+      }
+      return new Response(String(n));
+    });
+    close = () => running.close(500);
+    const before = owned.bytesReleased();
+    expect(await put(running.url, 20 * MiB + 512 * 1024)).toBe(String(20 * MiB + 512 * 1024));
+    expect(marked).toBe(true);
+    expect(owned.bytesReleased() - before).toBe(20 * MiB + 512 * 1024);
+    expect(gc).not.toHaveBeenCalled();
+    expect(bound.mock.calls.length).toBeGreaterThanOrEqual(5);
   });
 
   it("calls nothing when Node does not expose gc", async () => {

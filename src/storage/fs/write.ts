@@ -11,6 +11,7 @@ import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import type { StorageBody, WriteOptions } from "../driver.js";
 import { bodyChunks, discard, throwIfAborted } from "../streams.js";
+import { hasOwnedChunks, releaseChunks } from "../../util/owned-chunks.js";
 import type { FsContext } from "./context.js";
 import { pruneEmptyDirs, renameInto } from "./dirs.js";
 import { errno, toStorageError } from "./errors.js";
@@ -76,13 +77,15 @@ export async function writeBody(handle: FileHandle, body: StorageBody, signal: A
   // to flush instead of the whole body. Durability is unchanged: that fsync still runs.
   let unsynced = 0;
   let syncing: Promise<unknown> | undefined;
+  // A body whose chunks are ours (util/owned-chunks.ts): each batch's chunks are freed once written.
+  const release = hasOwnedChunks(body);
   const flush = async (): Promise<void> => {
     const chunks = batch;
     const bytes = batchBytes;
     batch = [];
     batchBytes = 0;
     await inFlight;
-    inFlight = writeAll(handle, chunks);
+    inFlight = release ? writeAll(handle, chunks).then(() => releaseChunks(chunks)) : writeAll(handle, chunks);
     // Surface a write error promptly; the next flush awaits it again.
     inFlight.catch(() => {});
     unsynced += bytes;
