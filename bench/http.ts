@@ -90,9 +90,10 @@ export async function putFile(curl: string, url: string, file: string): Promise<
 }
 
 /** GET `file` from the pipeline ceiling's server (bench/server.ts) with curl into /dev/null; checks the byte count. Returns seconds. */
-export async function getFile(curl: string, url: string, file: string, size: number): Promise<number> {
+export async function getFile(curl: string, url: string, file: string | undefined, size: number): Promise<number> {
   const t0 = performance.now();
-  const r = await runCmd(curl, ["-sS", "-o", "/dev/null", "-w", "%{http_code} %{size_download}", "-H", `x-file: ${file}`, url]);
+  // No file: the bench server's pipeline sends `size` bytes from memory (bench/server.ts).
+  const r = await runCmd(curl, ["-sS", "-o", "/dev/null", "-w", "%{http_code} %{size_download}", "-H", file === undefined ? `x-memory-bytes: ${size}` : `x-file: ${file}`, url]);
   const t1 = performance.now();
   const [code, got] = r.stdout.trim().split(" ");
   if (r.code !== 0 || code !== "200" || Number(got) !== size) throw new Error(`GET ${file} from ${url} failed: curl ${r.code} http ${code} bytes ${got}/${size} ${r.stderr}`);

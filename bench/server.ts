@@ -91,6 +91,7 @@ if (config.hello) {
 } else if (config.pipeline) {
   mkdirSync(config.root, { recursive: true });
   const server = createServer((req, res) => {
+    if (req.method === "GET" && req.headers["x-memory-bytes"]) return sendMemory(Number(req.headers["x-memory-bytes"]), res);
     if (req.method === "GET") return sendFile(req.headers["x-file"] as string, res);
     receive(req).then(
       (digest) => res.writeHead(201, { "docker-content-digest": digest }).end(),
@@ -160,6 +161,18 @@ if (config.hello) {
  * adapter sends a byte stream; a read stream allocating a buffer per read was
  * slower than registry-kit itself here).
  */
+/** `size` bytes from one 4 MiB buffer in memory (no file, no reads): what the client can receive here at all. */
+function sendMemory(size: number, res: ServerResponse): void {
+  const buffer = Buffer.alloc(4 << 20, 7);
+  res.writeHead(200, { "content-type": "application/octet-stream", "content-length": size });
+  void (async () => {
+    for (let at = 0; at < size; at += buffer.length) {
+      if (!res.write(buffer.subarray(0, Math.min(buffer.length, size - at)))) await new Promise((done) => res.once("drain", done));
+    }
+    res.end();
+  })().catch(() => res.destroy());
+}
+
 function sendFile(file: string, res: ServerResponse): void {
   const size = statSync(file).size;
   res.writeHead(200, { "content-type": "application/octet-stream", "content-length": size });

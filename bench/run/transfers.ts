@@ -76,11 +76,16 @@ export function addPeakMetric(id: string, when: string, rest: number, peak: numb
   });
 }
 
-/** MiB/s of `dd` writing `size` bytes with `conv=fdatasync` into the work dir (the registries' disk). */
-export async function ddRate(size: number): Promise<number> {
+/**
+ * MiB/s of `dd` writing `size` bytes with `conv=fdatasync` into the work dir (the registries' disk); with
+ * `syncEvery`, in blocks of that many bytes each written with O_DSYNC (`oflag=dsync`): durable block by block, as
+ * a chunked upload is durable at each PATCH it acknowledges.
+ */
+export async function ddRate(size: number, syncEvery?: number): Promise<number> {
   const file = join(work, "dd-size.bin");
   const t0 = performance.now();
-  const r = await runCmd(tools.dd!, ["if=/dev/zero", `of=${file}`, "bs=1M", `count=${Math.ceil(size / MiB)}`, "conv=fdatasync"]);
+  const args = syncEvery ? [`bs=${syncEvery / MiB}M`, `count=${Math.ceil(size / syncEvery)}`, "oflag=dsync"] : ["bs=1M", `count=${Math.ceil(size / MiB)}`, "conv=fdatasync"];
+  const r = await runCmd(tools.dd!, ["if=/dev/zero", `of=${file}`, ...args]);
   const secs = (performance.now() - t0) / 1000;
   rmSync(file, { force: true });
   if (r.code !== 0) throw new Error(`dd failed: ${r.stderr}`);
@@ -129,14 +134,17 @@ export async function measureSize(size: number, both: Array<[Who, Server]>, pipe
       download: { "registry-kit": [] as TransferSample[], distribution: [] as TransferSample[] },
     };
     const ddRates: number[] = [];
+    const ddChunkSyncRates: number[] = [];
     const pipelineRates: TransferSample[] = [];
     const pipelineDownloads: TransferSample[] = [];
+    const memoryDownloads: TransferSample[] = [];
     for (let rep = 0; rep < REPS; rep++) {
       const order = rep % 2 === 0 ? both : [...both].reverse();
       // The disk's ceiling for this size, in this repetition: dd of as many bytes with fdatasync;
       // and what a bare node:http server does with the same body (hash, write, fdatasync).
       if (ONLY.has("upload")) {
         ddRates.push(await ddRate(size));
+        ddChunkSyncRates.push(await ddRate(size, CHUNK));
         pipelineRates.push(await transfer(pipeline, size, () => putFile(tools.curl!, `${pipeline.url}/`, blob.path)));
       }
       for (const [who, s] of order) {
@@ -152,6 +160,8 @@ export async function measureSize(size: number, both: Array<[Who, Server]>, pipe
       }
       // What a bare node:http server sends of the same file here (the download ceiling).
       if (ONLY.has("download")) pipelineDownloads.push(await transfer(pipeline, size, () => getFile(tools.curl!, `${pipeline.url}/`, blob.path, size)));
+      // And what curl receives at all: the same bytes from memory, no file read.
+      if (ONLY.has("download")) memoryDownloads.push(await transfer(pipeline, size, () => getFile(tools.curl!, `${pipeline.url}/`, undefined, size)));
       const last = (k: keyof typeof res): string =>
         res[k]["registry-kit"].length ? `${k} ${round(res[k]["registry-kit"].at(-1)!.mibps, 0)}/${round(res[k].distribution.at(-1)!.mibps, 0)}` : "";
       log(`  ${name} rep ${rep + 1}/${REPS} (MiB/s rk/dist): ${[last("mono"), last("chunked"), last("download")].filter(Boolean).join(", ")}`);
@@ -163,6 +173,14 @@ export async function measureSize(size: number, both: Array<[Who, Server]>, pipe
       addDiskRatio(`upload.pipeline.${name}.disk`, `ceiling: node:http hash + write + fdatasync ${name} / dd`, pipelineRates, ddRates, false);
       addDiskRatio(`upload.mono.${name}.disk`, `monolithic upload ${name} / dd conv=fdatasync`, res.mono["registry-kit"], ddRates);
       addDiskRatio(`upload.chunked.${name}.disk`, `chunked upload ${name} / dd conv=fdatasync`, res.chunked["registry-kit"], ddRates);
+      // Not the target's reference: the disk's own rate with the durability a chunked upload promises (each PATCH
+      // acknowledged is on disk), to read the ratio above against.
+      const chunkSync = median(ddChunkSyncRates);
+      metrics.push({
+        id: `upload.chunked.${name}.dd-dsync`, group: "upload", label: `ceiling: dd oflag=dsync bs=${fmtSize(CHUNK)} ${name} / dd conv=fdatasync`, unit: "MiB/s", higherIsBetter: true,
+        rk: round(chunkSync), ratio: round(chunkSync / median(ddRates), 2), samples: { rk: ddChunkSyncRates.map((x) => round(x)) },
+        note: `a sync every ${fmtSize(CHUNK)} as each acknowledged PATCH requires; the chunked upload is ${round(median(res.chunked["registry-kit"].map((x) => x.mibps)) / chunkSync, 2)}× this`,
+      });
     }
     if (ONLY.has("download")) {
       addTransferMetrics(`download.${name}`, `blob download ${name}`, "download", size, res.download["registry-kit"], res.download.distribution, 1.0);
@@ -172,6 +190,12 @@ export async function measureSize(size: number, both: Array<[Who, Server]>, pipe
         id: `download.pipeline.${name}`, group: "download", label: `ceiling: bare node:http file download ${name} (1 MiB reads) / Distribution`, unit: "MiB/s", higherIsBetter: true,
         rk: round(ceiling), ratio: round(ceiling / distV, 2), samples: { rk: pipelineDownloads.map((x) => round(x.mibps)) },
         note: `registry-kit's download is ${round(median(res.download["registry-kit"].map((x) => x.mibps)) / ceiling, 2)}× this ceiling; Distribution ${round(distV)} MiB/s`,
+      });
+      const client = median(memoryDownloads.map((x) => x.mibps));
+      metrics.push({
+        id: `download.client.${name}`, group: "download", label: `ceiling: curl receiving ${name} from node:http sending from memory / Distribution`, unit: "MiB/s", higherIsBetter: true,
+        rk: round(client), ratio: round(client / distV, 2), samples: { rk: memoryDownloads.map((x) => round(x.mibps)) },
+        note: `no file read at all: what the client takes here; a server sending a file cannot be faster than this (the target, 2× Distribution, is ${round(2 * distV)} MiB/s)`,
       });
     }
   }
