@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { bytesReleased, hasOwnedChunks, markOwnedChunks, releaseChunks } from "../../src/util/owned-chunks.js";
 
 const KiB = 1024;
+const isBun = typeof process.versions.bun === "string";
 
 /** `n` chunks of 64 KiB, each its own buffer from the C heap (as Node's HTTP parser makes them). */
 function parserLikeChunks(n: number, fill = 7): Buffer[] {
@@ -21,8 +22,9 @@ describe("releaseChunks", () => {
     const counted = bytesReleased();
     releaseChunks(chunks);
     const after = process.memoryUsage().arrayBuffers;
-    // 4 MiB freed without a collection (nothing else in this test allocates buffers meanwhile).
-    expect(before - after).toBeGreaterThanOrEqual(64 * 64 * KiB);
+    // 4 MiB freed without a collection (nothing else in this test allocates buffers meanwhile), where the runtime
+    // reports its buffers' memory (Node; Deno reports 0, Bun counts it otherwise).
+    if (!isBun && before > 64 * 64 * KiB) expect(before - after).toBeGreaterThanOrEqual(64 * 64 * KiB);
     expect(bytesReleased() - counted).toBe(64 * 64 * KiB);
     for (const chunk of chunks) expect(chunk.byteLength).toBe(0);
   });
@@ -31,10 +33,12 @@ describe("releaseChunks", () => {
     const big = new Uint8Array(256 * KiB).fill(3);
     const half = big.subarray(0, 128 * KiB);
     const tail = big.subarray(128 * KiB);
+    // A small Buffer is a slice of Node's shared pool (Bun gives it a buffer of its own, which may be freed).
     const pooled = Buffer.from("small chunks come from Node's shared pool");
+    const shared = pooled.byteLength !== pooled.buffer.byteLength;
     const empty = new Uint8Array(0);
     const counted = bytesReleased();
-    releaseChunks([half, tail, pooled, empty]);
+    releaseChunks([half, tail, empty, ...(shared ? [pooled] : [])]);
     expect(bytesReleased()).toBe(counted);
     expect(half.byteLength).toBe(128 * KiB);
     expect(tail.every((b) => b === 3)).toBe(true);
