@@ -80,6 +80,42 @@ describe("request-body chunks freed once written", () => {
     expect(digestOf(await pulled(url, "owned/fs", digest))).toBe(digest);
   });
 
+  it("frees the chunks of uploads arriving together, each blob still its own bytes", async () => {
+    const url = await registryOn(await fsRoot());
+    const bodies = Array.from({ length: 4 }, () => randomBytes(5 * MiB + 333));
+    const before = bytesReleased();
+    const statuses = await Promise.all(bodies.map((body, i) => monolithicPut(url, `owned/together-${i}`, body)));
+    expect(statuses).toEqual([201, 201, 201, 201]);
+    const total = bodies.reduce((n, b) => n + b.length, 0);
+    expect(bytesReleased() - before).toBeGreaterThan(total - 4 * MiB);
+    expect(bytesReleased() - before).toBeLessThanOrEqual(total);
+    for (const [i, body] of bodies.entries()) expect((await pulled(url, `owned/together-${i}`, digestOf(body))).equals(body)).toBe(true);
+  });
+
+  it("frees a chunked upload's PATCH bodies too, and the blob is their bytes in order", async () => {
+    const url = await registryOn(await fsRoot());
+    const body = randomBytes(9 * MiB + 17);
+    const started = await fetch(`${url}/v2/owned/chunked/blobs/uploads/`, { method: "POST" });
+    let location = new URL(started.headers.get("location")!, url);
+    const before = bytesReleased();
+    for (let at = 0; at < body.length; at += 3 * MiB) {
+      const part = body.subarray(at, Math.min(body.length, at + 3 * MiB));
+      const status = await new Promise<{ code: number; next: string }>((resolve, reject) => {
+        const req = httpRequest(location, { method: "PATCH", headers: { "content-length": String(part.length), "content-range": `${at}-${at + part.length - 1}`, "content-type": "application/octet-stream" } }, (res) => {
+          res.resume().on("end", () => resolve({ code: res.statusCode!, next: String(res.headers.location) }));
+        });
+        req.on("error", reject);
+        req.end(part);
+      });
+      expect(status.code).toBe(202);
+      location = new URL(status.next, url);
+    }
+    location.searchParams.set("digest", digestOf(body));
+    expect((await fetch(location, { method: "PUT" })).status).toBe(201);
+    expect(bytesReleased() - before).toBeGreaterThan(body.length - 3 * MiB);
+    expect((await pulled(url, "owned/chunked", digestOf(body))).equals(body)).toBe(true);
+  });
+
   it("frees nothing on a driver that keeps the chunks (memory), whose blob stays whole", async () => {
     const url = await registryOn(memoryStorage());
     const body = randomBytes(6 * MiB + 7);
