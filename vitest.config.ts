@@ -23,6 +23,7 @@ export const SYSTEM = [
   "test/storage/s3-driver.test.ts",
   "test/storage/s3-writer.test.ts",
   "test/storage/s3-quota.test.ts",
+  "test/storage/s3-owned-chunks.test.ts",
   "test/registry/verify-s3.test.ts",
   "test/concurrency/upload-race.test.ts",
   // the real CLI or server as a child process, killed with SIGKILL

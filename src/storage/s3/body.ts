@@ -6,6 +6,7 @@
  * @module
  */
 import { concatBytes } from "../../util/bytes.js";
+import { hasOwnedChunks, releaseChunks } from "../../util/owned-chunks.js";
 import { StorageError, type StorageBody } from "../driver.js";
 import type { ReplayableBody } from "./client.js";
 
@@ -32,6 +33,8 @@ export class PieceReader {
   #reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   #pending: Uint8Array | undefined;
   #done = false;
+  /** Copied chunks are freed at once (a body whose chunks are its reader's: util/owned-chunks.ts). */
+  readonly #releaseCopied: boolean;
 
   /**
    * With `poolSize`, stream bodies are copied into at most `poolSize` reusable
@@ -43,6 +46,7 @@ export class PieceReader {
     this.#partSize = partSize;
     this.#signal = signal;
     this.#poolSize = poolSize;
+    this.#releaseCopied = poolSize > 0 && hasOwnedChunks(body);
     if (body instanceof Uint8Array) this.#bytes = body;
     else this.#reader = body.getReader();
   }
@@ -111,6 +115,7 @@ export class PieceReader {
         if (!chunk) break;
         buffer.set(chunk, length);
         length += chunk.byteLength;
+        if (this.#releaseCopied) releaseChunks([chunk]);
       }
     } catch (error) {
       this.#releaseBuffer(buffer);
