@@ -52,12 +52,10 @@ function received(bytes: number): void {
   const released = bytesReleased();
   sinceCollect = Math.max(0, sinceCollect - (released - releasedBefore));
   releasedBefore = released;
-  if (sinceCollect < every) {
-    collectIfGrown();
-    return;
+  if (sinceCollect >= every) {
+    sinceCollect = 0;
+    collect!({ type: "minor" });
   }
-  sinceCollect = 0;
-  collect!({ type: "minor" });
   // What the scavenges of a transfer promote is freed only by a full collection, which V8 puts off until the old
   // generation reaches `--initial-old-space-size`, and a transfer makes too few requests for the listener's look
   // every 1024 of them: the same bound is checked here (old-generation.ts).
