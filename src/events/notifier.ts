@@ -42,7 +42,16 @@ interface EndpointState {
   batchLimit: number;
   /** The events of the first queued object that this process already delivered (it was cut between envelopes). */
   progress?: { key: string; at: number };
+  /** When a listing last found the queue empty, and how many writes this process had started then (see {@link RELIST_EMPTY_MS}). */
+  emptyQueue?: { at: number; writes: number };
 }
+
+/**
+ * An empty queue is listed again after this long at the most, unless this process wrote to it since: a delivery
+ * pass runs for every full batch of pulls (forty a second on a busy registry), and listing an empty directory of
+ * the fs driver costs as much as a thousand pulls' recording. What another process writes is found this much later.
+ */
+const RELIST_EMPTY_MS = 250;
 
 /** Largest outbox object read back (a batch of pulls is far smaller). */
 const MAX_OBJECT = 16 * 1024 * 1024;
@@ -218,7 +227,11 @@ export function createNotifier(options: NotifierOptions): Notifier {
     // Every write started so far is in the listing, so pulls still in memory come after all it holds.
     await writing;
     const listedAfter = writesStarted;
-    const { keys } = await storage.list(queue(state.endpoint), { limit: 1000 });
+    const now = Date.now();
+    const empty = state.emptyQueue;
+    const knownEmpty = empty !== undefined && empty.writes === listedAfter && now - empty.at < RELIST_EMPTY_MS;
+    const keys = knownEmpty ? [] : (await storage.list(queue(state.endpoint), { limit: 1000 })).keys;
+    if (!knownEmpty) state.emptyQueue = keys.length === 0 ? { at: now, writes: listedAfter } : undefined;
     let sent = 0;
     let next = 0;
     let object: { key: string; lines: ObjectLines; at: number } | undefined;
@@ -305,6 +318,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
 
   /** Write pulls that delivery from memory could not send, into their place in the queue. */
   const writeRest = async (key: string, bytes: Uint8Array, count: number): Promise<void> => {
+    writesStarted++;
     await chained(() => storage.write(key, bytes)).catch((error) => log({ level: "error", msg: "event outbox write failed: pull events lost", count, error: String(error) }));
   };
 
@@ -326,6 +340,8 @@ export function createNotifier(options: NotifierOptions): Notifier {
   const deliverOnce = async (): Promise<number> => {
     if (!(await lease.acquire())) {
       written.clear();
+      // Another process delivers meanwhile: what this one knew of the queues is not kept past it.
+      for (const state of states) state.emptyQueue = undefined;
       return 0;
     }
     let sent = 0;

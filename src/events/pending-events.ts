@@ -23,7 +23,7 @@
  *
  * @module
  */
-import { timestampBytesAt } from "./clock.js";
+import { timestampBytesAt, timestampLength } from "./clock.js";
 import { HALF, halvesInto, idPrefix, takeId } from "./ids.js";
 import type { ObjectLines } from "./outbox-format.js";
 
@@ -343,9 +343,9 @@ export class PendingEvents {
     const r = i * REFS;
     const time = this.#times[i]!;
     const sameTime = time === this.#times[i - 1];
-    const timeBytes = timestampBytesAt(time);
     // A time of another length (after the year 9999) moves what follows it: written whole then.
-    if (!sameTime && timeBytes.length !== timestampBytesAt(this.#times[i - 1]!).length) return this.#write(out, at, i);
+    if (!sameTime && timestampLength(time) !== timestampLength(this.#times[i - 1]!)) return this.#write(out, at, i);
+    const timeBytes = timestampBytesAt(time);
     out.copyWithin(at, start, end);
     const idAt = at + ID.length + 1 + parts[refs[r + ID_PREFIX]!]!.length;
     halvesInto(out, idAt, refs[r + ID_HIGH]!, refs[r + ID_LOW]!);

@@ -350,6 +350,60 @@ describe("createNotifier, pulls delivered from memory", () => {
     expect((await storage.list("_events/outbox")).keys).toEqual([]);
   });
 
+  it("while the queue stays empty and this process writes nothing to it, it is listed again at most every 250 ms; another process's push is still delivered", async () => {
+    const sink = await receiver();
+    const shared = memoryStorage();
+    let lists = 0;
+    const storage = new Proxy(shared, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver) as unknown;
+        if (prop === "list") return (prefix: string, ...rest: unknown[]) => (prefix.startsWith("_events/outbox/") && lists++, (value as (...args: unknown[]) => unknown).call(target, prefix, ...rest));
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    await pushImage(makeRegistry({ storage: shared }), "a", "v1");
+    const holder = notifierWith(storage, [{ name: "ci", url: sink.url }], { maxBatch: 2, pullFlushMs: 60_000, pollMs: 100 });
+    await holder.deliverOnce(); // takes the lease (one listing)
+    holder.start();
+    const registry = makeRegistry({ storage: shared, onEvent: holder });
+    const t0 = Date.now();
+    // 20 full batches, one at a time: each wakes a delivery pass of its own.
+    for (let batch = 1; batch <= 20; batch++) {
+      await pull(registry, 2);
+      await waitFor(() => sink.events().length === 2 * batch, `batch ${batch}`);
+    }
+    const elapsed = Date.now() - t0;
+    // A listing for each pass would be 20 or more; one per 250 ms, and the one before, at most this.
+    expect(lists).toBeLessThanOrEqual(2 + Math.ceil(elapsed / 250));
+    expect(lists).toBeLessThan(20);
+    // Another process records a push (written at once): the holder finds it at a pass after the 250 ms.
+    const other = notifierWith(shared, [{ name: "ci", url: sink.url }]);
+    const pushed = await pushImage(makeRegistry({ storage: shared, onEvent: other }), "b", "v1", "other");
+    await waitFor(() => sink.events().length === 43, "the other process's push", 3_000);
+    expect(sink.events().slice(40).map((e) => e.target.digest)).toEqual([pushed.config, pushed.layer, pushed.digest]);
+    expect(new Set(sink.events().map((e) => e.id)).size).toBe(43);
+  });
+
+  it("pulls refused from memory and written come before pulls recorded after them, even when those follow at once (a write makes the queue listed again)", async () => {
+    const sink = await receiver();
+    const { storage, writes } = countingWrites(memoryStorage());
+    await pushImage(makeRegistry({ storage }), "a", "v1");
+    // No backoff: the next pass comes right after the refused one, well within the 250 ms an empty listing is trusted.
+    const n = notifierWith(storage, [{ name: "ci", url: sink.url, threshold: 100 }], { maxBatch: 4, pullFlushMs: 60_000, pollMs: 20 });
+    await n.deliverOnce();
+    n.start();
+    const registry = makeRegistry({ storage, onEvent: n });
+    sink.answer = 500;
+    await pull(registry, 4);
+    await waitFor(() => writes.length === 1, "the refused pulls written");
+    sink.answer = 200;
+    await pull(registry, 4);
+    await waitFor(() => sink.events().length === 8, "all 8 pulls");
+    // The refused batch first, as it was sent; then the 4 recorded after it.
+    expect(sink.events().slice(0, 4)).toEqual(sink.refused[0]);
+    expect(new Set(sink.events().map((e) => e.id)).size).toBe(8);
+  });
+
   it("a process without the lease writes its pulls for the holder, which delivers them", async () => {
     const sink = await receiver();
     const shared = memoryStorage();
