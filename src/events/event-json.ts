@@ -34,6 +34,8 @@ interface Template {
   source: RegistryEvent["source"];
   /** A copy of the target's fields: the caller's object may change after this. */
   target: EventTarget;
+  /** The caller's target itself when it was frozen (it cannot change): an event with this very object matches at once. */
+  frozen: EventTarget | undefined;
   bytes: Uint8Array;
 }
 
@@ -74,6 +76,8 @@ export class EventLines {
 
   /** `,"action":…,"target":…,"actor":…,"source":…` of an event, from a kept template when one matches. */
   middle(action: EventAction, target: EventTarget, actor: string | undefined, source: EventSource): Uint8Array {
+    const last = this.#kept[this.#lastHit];
+    if (last !== undefined && last.frozen === target && last.action === action && last.actor === actor && last.source === source) return last.bytes;
     const simple = isSimple(target);
     if (simple) {
       const kept = this.#kept;
@@ -97,7 +101,8 @@ export class EventLines {
     if (simple) {
       const copy: EventTarget = {};
       for (const field of SIMPLE_FIELDS) if (target[field] !== undefined) (copy as Record<string, unknown>)[field] = target[field];
-      this.#kept[this.#next] = { action, actor, source, target: copy, bytes };
+      this.#lastHit = this.#next;
+      this.#kept[this.#next] = { action, actor, source, target: copy, frozen: Object.isFrozen(target) ? target : undefined, bytes };
       this.#next = (this.#next + 1) % KEPT;
     }
     return bytes;

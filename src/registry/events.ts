@@ -8,6 +8,7 @@ import { principalOf } from "../auth/principal.js";
 import { NO_EVENTS, RECORDED } from "../events/hook.js";
 import type { EventAction, EventDescriptor, EventTarget } from "../events/model.js";
 import type { RegistryContext } from "./context.js";
+import type { CachedRevision } from "./manifest-cache.js";
 import { digestUrl } from "./responses.js";
 
 /**
@@ -38,6 +39,21 @@ export const listening = (ctx: RegistryContext): boolean => ctx.emit !== NO_EVEN
  */
 export function whenRecorded(recorded: Promise<void>): Promise<void> | undefined {
   return recorded === RECORDED ? undefined : recorded;
+}
+
+/**
+ * The target of a pull of a cached manifest revision: the one the last pull of
+ * it had while tag and URL repeat (frozen, so that sharing it is safe), else a
+ * new one kept for the next. An event sink then finds the line it wrote for
+ * the last pull by identity, and the GET builds no object for its event.
+ */
+export function pullTarget(ctx: RegistryContext, request: Request, name: string, digest: string, cached: CachedRevision, tag: string | undefined): EventTarget {
+  const url = digestUrl(request, ctx.v2, name, "manifests", digest);
+  const kept = cached.pullTarget;
+  if (kept !== undefined && kept.url === url && kept.tag === tag && kept.repository === name) return kept;
+  const target = Object.freeze(manifestTarget(ctx, request, name, digest, cached.meta.mediaType, cached.meta.size, tag));
+  cached.pullTarget = target;
+  return target;
 }
 
 /** The target of a manifest event. */

@@ -14,6 +14,7 @@
  *
  * @module
  */
+import type { EventTarget } from "../events/model.js";
 import type { ObjectInfo } from "../storage/driver.js";
 import type { Digest } from "../oci/digest.js";
 import type { ManifestMeta } from "./layout.js";
@@ -23,6 +24,8 @@ export interface CachedRevision {
   bytes: Uint8Array;
   /** The GET/HEAD response headers, built on first use (they depend only on the revision). */
   headers?: readonly [string, string][];
+  /** The target of the last pull event of this revision, frozen: the next pull by the same tag and URL shares it. */
+  pullTarget?: Readonly<EventTarget>;
 }
 
 const MAX_TAGS = 10_000;

@@ -19,7 +19,7 @@ import { absolute, digestHeaders, empty } from "./responses.js";
 import { eachKey, ensureRepository, exists, mapLimited, readJson, readSmall, readText, writeJson, writeText } from "./storage-io.js";
 import { CHECK_CONCURRENCY, checkReferences } from "./manifest-validation.js";
 import { HEADERS, baseHeaderList, baseHeaders } from "../oci/wire.js";
-import { emitEvent, emitOn, listening, manifestTarget, repositoryCreated, repositoryEmptied, whenRecorded } from "./events.js";
+import { emitEvent, emitOn, listening, manifestTarget, pullTarget, repositoryCreated, repositoryEmptied, whenRecorded } from "./events.js";
 import { checkedCommit, type ManifestPush, type PendingWrite } from "./policy/write-policy.js";
 import { forgetIfEmpty } from "./repository-delete.js";
 
@@ -95,7 +95,7 @@ function manifestHeaders({ digest, meta, cached }: Resolved): HeadersInit {
 export async function getManifest(ctx: RegistryContext, request: Request, name: string, reference: Reference): Promise<Response> {
   const resolved = await resolve(ctx, name, reference);
   const tag = reference.kind === "tag" ? reference.tag : undefined;
-  const recorded = listening(ctx) ? whenRecorded(emitOn(ctx, request, "pull", manifestTarget(ctx, request, name, resolved.digest.value, resolved.meta.mediaType, resolved.meta.size, tag))) : undefined;
+  const recorded = listening(ctx) ? whenRecorded(emitOn(ctx, request, "pull", resolved.cached ? pullTarget(ctx, request, name, resolved.digest.value, resolved.cached, tag) : manifestTarget(ctx, request, name, resolved.digest.value, resolved.meta.mediaType, resolved.meta.size, tag))) : undefined;
   if (recorded) await recorded;
   if (resolved.bytes) return inMemoryResponse(request, resolved.bytes, { status: 200, headers: manifestHeaders(resolved) });
   const body = await ctx.storage.read(blobData(resolved.digest));

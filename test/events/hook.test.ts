@@ -79,6 +79,42 @@ describe("registry onEvent", () => {
     expect(events[7]!.target).toEqual({ repository: "a", digest: image.digest });
   });
 
+  it("pulls of a cached manifest by the same tag and URL share one frozen target; another tag, host or revision gets its own, with its own fields", async () => {
+    const events: RegistryEvent[] = [];
+    const registry = makeRegistry({ onEvent: (e) => void events.push(e) });
+    const first = await pushImage(registry, "a", "v1");
+    await registry(req("PUT", "/v2/a/manifests/v2", { body: first.manifest, headers: { "content-type": "application/vnd.oci.image.manifest.v1+json" } }));
+    await until(() => events.length === 7);
+    events.length = 0;
+    const get = async (path: string): Promise<void> => {
+      const response = await registry(req("GET", path));
+      expect(response.status).toBe(200);
+      await response.arrayBuffer();
+    };
+    await get("/v2/a/manifests/v1");
+    await get("/v2/a/manifests/v1");
+    await get("/v2/a/manifests/v2");
+    await get("http://other.test/v2/a/manifests/v1");
+    await get("/v2/a/manifests/v1");
+    const second = await pushImage(registry, "a", "v1", "second"); // v1 now names another revision
+    await get("/v2/a/manifests/v1");
+    await until(() => events.filter((e) => e.action === "pull").length === 6);
+    const pulls = events.filter((e) => e.action === "pull");
+    expect(pulls.map((e) => `${e.target.tag} ${e.target.url}`)).toEqual([
+      `v1 http://reg.test/v2/a/manifests/${first.digest}`,
+      `v1 http://reg.test/v2/a/manifests/${first.digest}`,
+      `v2 http://reg.test/v2/a/manifests/${first.digest}`,
+      `v1 http://other.test/v2/a/manifests/${first.digest}`,
+      `v1 http://reg.test/v2/a/manifests/${first.digest}`,
+      `v1 http://reg.test/v2/a/manifests/${second.digest}`,
+    ]);
+    expect(pulls[5]!.target.digest).toBe(second.digest);
+    expect(pulls[1]!.target).toBe(pulls[0]!.target);
+    expect(Object.isFrozen(pulls[0]!.target)).toBe(true);
+    expect(new Set(pulls.map((e) => e.target)).size).toBe(5);
+    expect(new Set(pulls.map((e) => e.id)).size).toBe(6);
+  });
+
   it("a blob GET answered with a redirect to the store is a pull too, without a size", async () => {
     const events: RegistryEvent[] = [];
     const inner = memoryStorage();

@@ -87,6 +87,21 @@ describe("EventLines", () => {
     expect(lineOf(lines, pull(19))).toBe(JSON.stringify(pull(19)));
   });
 
+  it("a frozen target seen again is found by identity: the same line as its JSON, and another action, actor or source still serializes afresh", () => {
+    const lines = new EventLines(false);
+    const frozen = Object.freeze({ ...pull(1).target });
+    const withFrozen = (i: number, extra: Partial<RegistryEvent> = {}): RegistryEvent => ({ ...pull(i), target: frozen, ...extra });
+    const sequence = [withFrozen(1), withFrozen(2), withFrozen(3, { action: "push" }), withFrozen(4, { actor: { name: "bob" } }), withFrozen(5, { source: { instanceID: "other" } }), withFrozen(6), pull(7, { tag: "v2" }), withFrozen(8)];
+    for (const event of sequence) expect(lineOf(lines, event)).toBe(JSON.stringify(event));
+    // A target that is not frozen is compared by its fields each time: changed in place, it gets its new line.
+    const open = { ...pull(9).target };
+    const first = { ...pull(9), target: open };
+    expect(lineOf(lines, first)).toBe(JSON.stringify(first));
+    open.tag = "moved";
+    expect(lineOf(lines, first)).toBe(JSON.stringify(first));
+    expect(lineOf(lines, first)).toContain('"tag":"moved"');
+  });
+
   it("any sequence of events, built from templates or afresh, encodes to the bytes of JSON.stringify of each", () => {
     // Few distinct values, so that templates are hit; any string (quotes, control characters, non-ASCII) in each.
     const str = fc.oneof(fc.constantFrom("a", "team/app", "GET", "r.example"), fc.string({ unit: "binary", maxLength: 12 }));
