@@ -50,7 +50,8 @@ export function whenRecorded(recorded: Promise<void>): Promise<void> | undefined
 export function pullTarget(ctx: RegistryContext, request: Request, name: string, digest: string, cached: CachedRevision, tag: string | undefined): EventTarget {
   const url = digestUrl(request, ctx.v2, name, "manifests", digest);
   const kept = cached.pullTarget;
-  if (kept !== undefined && kept.url === url && kept.tag === tag && kept.repository === name) return kept;
+  // The cache entry is the revision of one repository (keyed by name and digest): only tag and URL can differ.
+  if (kept !== undefined && kept.url === url && kept.tag === tag) return kept;
   const target = Object.freeze(manifestTarget(ctx, request, name, digest, cached.meta.mediaType, cached.meta.size, tag));
   cached.pullTarget = target;
   return target;

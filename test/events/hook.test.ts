@@ -83,7 +83,8 @@ describe("registry onEvent", () => {
     const events: RegistryEvent[] = [];
     const registry = makeRegistry({ onEvent: (e) => void events.push(e) });
     const first = await pushImage(registry, "a", "v1");
-    await registry(req("PUT", "/v2/a/manifests/v2", { body: first.manifest, headers: { "content-type": "application/vnd.oci.image.manifest.v1+json" } }));
+    const tagged = await registry(req("PUT", "/v2/a/manifests/v2", { body: first.manifest, headers: { "content-type": "application/vnd.oci.image.manifest.v1+json" } }));
+    expect(tagged.status).toBe(201);
     await until(() => events.length === 7);
     events.length = 0;
     const get = async (path: string): Promise<void> => {
