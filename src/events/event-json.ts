@@ -87,6 +87,9 @@ export class EventLines {
         const t = kept[i]!;
         if (t.action === action && t.actor === actor && t.source === source && sameSimple(t.target, target)) {
           this.#lastHit = i;
+          // A frozen target equal to the template's (a new one after its cache entry was made again) is the one
+          // found by identity from now on; without this, every later event with it compared its fields.
+          if (t.frozen !== target && Object.isFrozen(target)) t.frozen = target;
           return t.bytes;
         }
       }

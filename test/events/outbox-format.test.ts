@@ -102,6 +102,27 @@ describe("EventLines", () => {
     expect(lineOf(lines, first)).toContain('"tag":"moved"');
   });
 
+  it("a new frozen target equal to a kept template's is found by identity from its second event on (its fields are not read again)", () => {
+    const lines = new EventLines(false);
+    // Two frozen targets with the same fields, as a pull's cache entry made again gives; reads of the second counted.
+    const first = Object.freeze({ ...pull(1).target });
+    let reads = 0;
+    const second = new Proxy(Object.freeze({ ...pull(1).target }), {
+      get(target, key, receiver) {
+        reads++;
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    expect(Object.isFrozen(second)).toBe(true);
+    const withTarget = (i: number, target: RegistryEvent["target"]): RegistryEvent => ({ ...pull(i), target });
+    expect(lineOf(lines, withTarget(1, first))).toBe(JSON.stringify(withTarget(1, first)));
+    expect(lineOf(lines, withTarget(2, second))).toBe(JSON.stringify(withTarget(2, first)));
+    expect(reads).toBeGreaterThan(0);
+    reads = 0;
+    for (let i = 3; i < 6; i++) expect(lineOf(lines, withTarget(i, second))).toBe(JSON.stringify(withTarget(i, first)));
+    expect(reads).toBe(0);
+  });
+
   it("any sequence of events, built from templates or afresh, encodes to the bytes of JSON.stringify of each", () => {
     // Few distinct values, so that templates are hit; any string (quotes, control characters, non-ASCII) in each.
     const str = fc.oneof(fc.constantFrom("a", "team/app", "GET", "r.example"), fc.string({ unit: "binary", maxLength: 12 }));
