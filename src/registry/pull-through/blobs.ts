@@ -1,111 +1,162 @@
 /**
- * Blob GET and HEAD of a proxied repository. A blob not linked here is fetched
- * once: its bytes go to the client and into storage together, read in lockstep
- * (memory stays flat whatever either side's speed), hashed on both ways; the
- * stored copy becomes visible only after its digest matched (an upload object
- * moved into place, the storage's one-writer/final-move contract), and the
- * client's stream fails instead of ending when the bytes do not match.
- * Concurrent pulls of the same missing blob wait for that one fetch.
+ * Blobs of a proxied repository. A blob not linked here is fetched once: its
+ * bytes go to the client and into the upload store below together, read in
+ * lockstep (memory stays flat whatever either side's speed), hashed on both
+ * ways; the stored copy becomes visible only after its digest matched (the
+ * upload's commit), and the client's stream fails instead of ending when the
+ * bytes do not match. Concurrent pulls of the same missing blob wait for that
+ * one fetch.
  *
  * @module
  */
-import type { RegistryContext } from "../context.js";
 import type { Digest } from "../../oci/digest.js";
 import { RegistryError } from "../../oci/errors.js";
 import { createHasher } from "../../oci/hash.js";
-import { baseHeaders } from "../../oci/wire.js";
-import { getBlob, headBlob } from "../blobs.js";
-import { blobTarget, emitEvent } from "../events.js";
-import { blobData, layerLink, uploadData } from "../layout.js";
-import { digestHeaders } from "../responses.js";
-import { ensureRepository, exists } from "../storage-io.js";
-import { registerSession, removeSession } from "../upload-limits.js";
 import { lockstepTee } from "../../util/lockstep-tee.js";
-import { marked, upstreamFailure } from "./common.js";
+import type { BlobContent, BlobStore, RegistryStores, StoreCall } from "../stores/types.js";
+import { outcomeHeaders, upstreamFailure, type PullThroughSettings } from "./common.js";
 import type { PullThrough, ResolvedUpstream } from "./options.js";
 
 function blobUnknown(digest: Digest): RegistryError {
   return new RegistryError("BLOB_UNKNOWN", "blob unknown to registry", 404, { digest: digest.value });
 }
 
-/** `GET`/`HEAD /v2/<name>/blobs/<digest>` of a repository `up` covers. */
-export async function pullBlob(ctx: RegistryContext, pt: PullThrough, up: ResolvedUpstream, request: Request, name: string, digest: Digest): Promise<Response> {
-  const head = request.method.toUpperCase() === "HEAD";
-  if (await exists(ctx.storage, layerLink(name, digest))) return marked(head ? await headBlob(ctx, name, digest) : await getBlob(ctx, request, name, digest), "hit");
-  const key = `blob ${name}@${digest.value}`;
-  const follow = async (running: Promise<void>) => {
-    await running;
-    return marked(head ? await headBlob(ctx, name, digest) : await getBlob(ctx, request, name, digest), "hit");
-  };
-  const running = pt.flights.get(key);
-  if (running) return follow(running);
-  if (await exists(ctx.storage, blobData(digest))) {
-    // The bytes are here for another repository; the upstream must still confirm
-    // this repository has them, or a digest alone would open any stored blob.
-    const found = await upstreamCall(ctx, up, "blob HEAD", () => up.upstream.headBlob(up.remoteName, digest.value));
-    if (!found) throw blobUnknown(digest);
-    await ctx.storage.write(layerLink(name, digest), new TextEncoder().encode(digest.value));
-    await ensureRepository(ctx.storage, name);
-    return marked(head ? await headBlob(ctx, name, digest) : await getBlob(ctx, request, name, digest), "stored");
-  }
-  if (head) {
-    // A HEAD fetches nothing: the upstream's answer, nothing stored.
-    const found = await upstreamCall(ctx, up, "blob HEAD", () => up.upstream.headBlob(up.remoteName, digest.value));
-    if (!found) throw blobUnknown(digest);
-    const headers = blobHeaders(digest, found.size);
-    return marked(new Response(null, { status: 200, headers }), "forwarded");
-  }
-
-  // Checked again with no await before the start: two pulls cannot both start a fetch.
-  const started = pt.flights.get(key);
-  if (started) return follow(started);
-  let handOver!: (value: { stream: ReadableStream<Uint8Array>; size?: number } | Error) => void;
-  const forClient = new Promise<{ stream: ReadableStream<Uint8Array>; size?: number } | Error>((resolve) => (handOver = resolve));
-  const flight = pt.flights.start(key, async () => {
-    let blob;
+/** `blobs.stat` and `blobs.read` of the repositories `pt` covers, over `below`. */
+export function proxiedBlobs(below: RegistryStores, pt: PullThrough, settings: PullThroughSettings): Pick<BlobStore, "stat" | "read"> {
+  const upstreamCall = async <T>(up: ResolvedUpstream, what: string, call: () => Promise<T>): Promise<T> => {
     try {
-      blob = await up.upstream.getBlob(up.remoteName, digest.value);
+      return await call();
     } catch (error) {
-      const failure = upstreamFailure(up, error, ctx.log, "blob GET");
-      handOver(failure);
-      throw failure;
+      throw upstreamFailure(up, error, settings.log, what);
     }
-    if (!blob) {
-      handOver(blobUnknown(digest));
-      throw blobUnknown(digest);
+  };
+
+  /**
+   * Bytes stored for another repository: the upstream must still confirm this
+   * repository has them, or a digest alone would open any stored blob.
+   */
+  const linkStored = async (up: ResolvedUpstream, name: string, digest: Digest, call: StoreCall): Promise<boolean> => {
+    const confirm = async () => {
+      const found = await upstreamCall(up, "blob HEAD", () => up.upstream.headBlob(up.remoteName, digest.value));
+      if (!found) throw blobUnknown(digest);
+      return true;
+    };
+    return (await below.blobs.mount(name, undefined, digest, call, confirm)) !== undefined;
+  };
+
+  /**
+   * Stream `body` into a fresh upload of `name` (registered like any upload,
+   * so a crash leaves what `removeAbandonedUploads` clears), check size and
+   * digest, then commit it. Nothing is visible unless every check passed.
+   */
+  const storeBlob = async (up: ResolvedUpstream, name: string, digest: Digest, body: ReadableStream<Uint8Array>, size: number | undefined, call: StoreCall): Promise<void> => {
+    const reader = body.getReader();
+    let upstreamFailed = false;
+    const source = new ReadableStream<Uint8Array>(
+      {
+        async pull(controller) {
+          const { done, value } = await reader.read().catch((error: unknown) => {
+            upstreamFailed = true;
+            throw error;
+          });
+          if (done) controller.close();
+          else controller.enqueue(value);
+        },
+        cancel: (reason) => reader.cancel(reason),
+      },
+      { highWaterMark: 0 },
+    );
+    const session = await below.uploads.start(name, {}, { single: true });
+    try {
+      let appended;
+      try {
+        appended = await below.uploads.append(name, session, source, { expectedSize: 0, algorithm: digest.algorithm }, {});
+      } catch (error) {
+        // Let the client's side of the tee go on alone.
+        await reader.cancel(error).catch(() => {});
+        throw upstreamFailed ? upstreamFailure(up, error, settings.log, "blob body") : error;
+      }
+      if ((size !== undefined && appended.size !== size) || appended.digest !== digest.value) {
+        settings.log({ level: "warn", msg: "pull-through: upstream blob refused", prefix: up.prefix, repository: up.remoteName, digest: digest.value, computed: appended.digest, size: appended.size });
+        throw new RegistryError("UNKNOWN", "the upstream registry sent a blob that failed verification", 502, { prefix: up.prefix });
+      }
+      await below.uploads.commit(name, session, digest, { size: appended.size, computed: appended.digest }, {});
+    } catch (error) {
+      await below.uploads.cancel(name, session, {}).catch(() => {});
+      throw error;
     }
-    const [toClient, toStore] = lockstepTee(blob.body);
-    handOver({ stream: toClient, size: blob.size });
-    await storeBlob(ctx, up, name, digest, toStore, blob.size);
-  });
-  const given = await forClient;
-  if (given instanceof Error) throw given;
-  if (request.headers.has("range")) {
-    // A part of a blob not stored yet: store it whole first, then answer the range from storage.
-    await given.stream.cancel();
-    await flight;
-    return marked(await getBlob(ctx, request, name, digest), "stored");
-  }
-  const headers = blobHeaders(digest, given.size);
-  // Served from the upstream's stream rather than by getBlob: the pull event is ours to send.
-  await emitEvent(ctx, request, "pull", () => blobTarget(ctx, request, name, digest.value, given.size ?? 0));
-  return marked(new Response(verified(given.stream, digest, given.size), { status: 200, headers }), "stored");
-}
+  };
 
-function blobHeaders(digest: Digest, size: number | undefined): Headers {
-  const headers = baseHeaders(digestHeaders(digest.value));
-  headers.set("Content-Type", "application/octet-stream");
-  if (size !== undefined) headers.set("Content-Length", String(size));
-  headers.set("ETag", `"${digest.value}"`);
-  return headers;
-}
+  return {
+    async stat(name, digest, call) {
+      const up = pt.lookup(name);
+      if (!up) return below.blobs.stat(name, digest, call);
+      const local = await below.blobs.stat(name, digest, call);
+      if (local) return { ...local, headers: outcomeHeaders("hit") };
+      const running = pt.flights.get(`blob ${name}@${digest.value}`);
+      if (running) {
+        await running;
+        const stored = await below.blobs.stat(name, digest, call);
+        return stored && { ...stored, headers: outcomeHeaders("hit") };
+      }
+      // A HEAD fetches nothing: the upstream's answer, nothing stored.
+      const found = await upstreamCall(up, "blob HEAD", () => up.upstream.headBlob(up.remoteName, digest.value));
+      if (!found) return undefined;
+      return { digest, size: found.size ?? -1, headers: outcomeHeaders("forwarded") };
+    },
 
-async function upstreamCall<T>(ctx: RegistryContext, up: ResolvedUpstream, what: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    throw upstreamFailure(up, error, ctx.log, what);
-  }
+    async read(name, digest, options, call) {
+      const up = pt.lookup(name);
+      if (!up) return below.blobs.read(name, digest, options, call);
+      const hit = async (outcome: "hit" | "stored"): Promise<BlobContent | undefined> => {
+        const content = await below.blobs.read(name, digest, options, call);
+        return content && { ...content, headers: outcomeHeaders(outcome) };
+      };
+      if (await below.blobs.stat(name, digest, call)) return hit("hit");
+      const key = `blob ${name}@${digest.value}`;
+      const running = pt.flights.get(key);
+      if (running) {
+        await running;
+        return hit("hit");
+      }
+      if (await linkStored(up, name, digest, call)) return hit("stored");
+      // Checked again with no await before the start: two pulls cannot both start a fetch.
+      const started = pt.flights.get(key);
+      if (started) {
+        await started;
+        return hit("hit");
+      }
+      let handOver!: (value: { stream: ReadableStream<Uint8Array>; size?: number } | Error) => void;
+      const forClient = new Promise<{ stream: ReadableStream<Uint8Array>; size?: number } | Error>((resolve) => (handOver = resolve));
+      const flight = pt.flights.start(key, async () => {
+        let blob;
+        try {
+          blob = await up.upstream.getBlob(up.remoteName, digest.value);
+        } catch (error) {
+          const failure = upstreamFailure(up, error, settings.log, "blob GET");
+          handOver(failure);
+          throw failure;
+        }
+        if (!blob) {
+          handOver(blobUnknown(digest));
+          throw blobUnknown(digest);
+        }
+        const [toClient, toStore] = lockstepTee(blob.body);
+        handOver({ stream: toClient, size: blob.size });
+        await storeBlob(up, name, digest, toStore, blob.size, call);
+      });
+      const given = await forClient;
+      if (given instanceof Error) throw given;
+      if (options.range !== undefined) {
+        // A part of a blob not stored yet: store it whole first, then answer the range from below.
+        await given.stream.cancel();
+        await flight;
+        return hit("stored");
+      }
+      const content: BlobContent = { kind: "bytes", digest, size: given.size ?? -1, body: verified(given.stream, digest, given.size), headers: outcomeHeaders("stored") };
+      return content;
+    },
+  };
 }
 
 /**
@@ -136,56 +187,4 @@ function verified(source: ReadableStream<Uint8Array>, digest: Digest, size: numb
     },
     { highWaterMark: 0 },
   );
-}
-
-/**
- * Stream `body` into a fresh upload object of `name` (registered like an
- * upload, so a crash leaves what `removeAbandonedUploads` clears), check size
- * and digest, then move it into place and link it. Nothing is visible unless
- * every check passed.
- */
-async function storeBlob(ctx: RegistryContext, up: ResolvedUpstream, name: string, digest: Digest, body: ReadableStream<Uint8Array>, size: number | undefined): Promise<void> {
-  const uuid = crypto.randomUUID();
-  const key = uploadData(name, uuid);
-  const hasher = createHasher(digest.algorithm);
-  const reader = body.getReader();
-  let upstreamFailed = false;
-  const hashed = new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        const { done, value } = await reader.read().catch((error: unknown) => {
-          upstreamFailed = true;
-          throw error;
-        });
-        if (done) return controller.close();
-        hasher.update(value);
-        controller.enqueue(value);
-      },
-      cancel(reason) {
-        return reader.cancel(reason);
-      },
-    },
-    { highWaterMark: 0 },
-  );
-  await registerSession(ctx.storage, undefined, name, uuid);
-  try {
-    let stored: number;
-    try {
-      stored = await ctx.storage.append(key, hashed, { expectedSize: 0, create: true });
-    } catch (error) {
-      // Let the client's side of the tee go on alone.
-      await reader.cancel(error).catch(() => {});
-      throw upstreamFailed ? upstreamFailure(up, error, ctx.log, "blob body") : error;
-    }
-    const computed = hasher.digest();
-    if ((size !== undefined && stored !== size) || computed !== digest.value) {
-      ctx.log({ level: "warn", msg: "pull-through: upstream blob refused", prefix: up.prefix, repository: up.remoteName, digest: digest.value, computed, size: stored });
-      throw new RegistryError("UNKNOWN", "the upstream registry sent a blob that failed verification", 502, { prefix: up.prefix });
-    }
-    await ctx.storage.move(key, blobData(digest), { expectedSize: stored });
-    await ctx.storage.write(layerLink(name, digest), new TextEncoder().encode(digest.value));
-    await ensureRepository(ctx.storage, name);
-  } finally {
-    await removeSession(ctx.storage, undefined, name, uuid).catch(() => {});
-  }
 }

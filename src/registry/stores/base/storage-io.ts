@@ -5,8 +5,8 @@
  *
  * @module
  */
-import type { ListOptions, ObjectInfo, StorageDriver } from "../storage/driver.js";
-import { readAll } from "../util/streams.js";
+import type { ListOptions, ObjectInfo, StorageDriver } from "../../../storage/driver.js";
+import { readAll } from "../../../util/streams.js";
 import { catalogEntry } from "./layout.js";
 
 const encoder = new TextEncoder();
@@ -85,16 +85,4 @@ export async function* eachEntry(storage: StorageDriver, prefix: string, pageSiz
   }
 }
 
-/** Run `fn` over `items` with at most `concurrency` calls in flight. */
-export async function mapLimited<T, R>(items: readonly T[], concurrency: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await fn(items[i] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
-  return results;
-}
+export { mapLimited } from "../../../util/map-limited.js";

@@ -18,10 +18,10 @@
  *
  * @module
  */
-import { silent, type LogHook } from "../http/log.js";
-import { checked as checkedDriver, StorageError, type StorageDriver } from "../storage/driver.js";
-import { tryParseDigest, type Digest, type DigestAlgorithm } from "../oci/digest.js";
-import { createHasher } from "../oci/hash.js";
+import { silent, type LogHook } from "../../../http/log.js";
+import { checked as checkedDriver, StorageError, type StorageDriver } from "../../../storage/driver.js";
+import { tryParseDigest, type Digest, type DigestAlgorithm } from "../../../oci/digest.js";
+import { createHasher } from "../../../oci/hash.js";
 import { blobData, parseKey, quarantineData, quarantineInfo, type QuarantineInfo } from "./layout.js";
 import { writeJson } from "./storage-io.js";
 

@@ -9,10 +9,10 @@
  *
  * @module
  */
-import type { LogHook } from "../../http/log.js";
-import { checked, type StorageDriver } from "../../storage/driver.js";
-import { parseKey, repositoriesUnder } from "../layout.js";
-import { eachKey } from "../storage-io.js";
+import type { LogHook } from "../../../http/log.js";
+import { checked, type StorageDriver } from "../../../storage/driver.js";
+import { parseKey, repositoriesUnder } from "./layout.js";
+import { eachKey } from "./storage-io.js";
 
 /** Options of {@link expireCachedTags}. */
 export interface ExpireCachedTagsOptions {

@@ -13,9 +13,9 @@
  *
  * @module
  */
-import { tryParseDigest, type Digest } from "../../oci/digest.js";
+import { tryParseDigest, type Digest } from "../../../../oci/digest.js";
 import { blobData, layerLink, manifestRevision, parseKey, referrer, uploadData, uploadDir } from "../layout.js";
-import type { ObjectInfo } from "../../storage/driver.js";
+import type { ObjectInfo } from "../../../../storage/driver.js";
 import { eachEntry, mapLimited, writeJson } from "../storage-io.js";
 import { keep, metaOf } from "./mark.js";
 import { currentTags } from "./scan.js";

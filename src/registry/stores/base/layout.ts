@@ -23,9 +23,9 @@
  *
  * @module
  */
-import { tryParseDigest, type Digest } from "../oci/digest.js";
-import { fromHex, fromUtf8, toHex, utf8 } from "../util/bytes.js";
-import { isValidName, isValidTag } from "./names.js";
+import { tryParseDigest, type Digest } from "../../../oci/digest.js";
+import { fromHex, fromUtf8, toHex, utf8 } from "../../../util/bytes.js";
+import { isValidName, isValidTag } from "../../names.js";
 
 /** Metadata stored beside each manifest revision. */
 export interface ManifestMeta {
@@ -256,3 +256,31 @@ function parseRepositoryKey(segments: string[]): Parsed {
 function digestOf(algorithm: string | undefined, hex: string | undefined): Digest | undefined {
   return algorithm === undefined || hex === undefined ? undefined : tryParseDigest(`${algorithm}:${hex}`);
 }
+
+/**
+ * Where the base stores keep each object: the key builders of this module and
+ * their inverse, as one value. {@link registryKitLayout} is the layout of this
+ * module; another (Distribution's, so a registry can serve its storage) is a
+ * second implementation of the same interface.
+ */
+export interface KeyLayout {
+  blobData(digest: Digest): string;
+  layerLink(name: string, digest: Digest): string;
+  revisionsPrefix(name: string): string;
+  manifestRevision(name: string, digest: Digest): string;
+  tagsPrefix(name: string): string;
+  tagLink(name: string, tag: string): string;
+  referrersPrefix(name: string, subject: Digest): string;
+  referrer(name: string, subject: Digest, manifest: Digest): string;
+  uploadData(name: string, uuid: string): string;
+  /** The prefix of every repository marker of the catalog. */
+  readonly catalogPrefix: string;
+  catalogEntry(name: string): string;
+  parseKey(key: string): ParsedKey;
+}
+
+/** The registry-kit layout (the table at the top of this module). */
+export const registryKitLayout: KeyLayout = Object.freeze({
+  blobData, layerLink, revisionsPrefix, manifestRevision, tagsPrefix, tagLink, referrersPrefix, referrer, uploadData,
+  catalogPrefix: CATALOG_PREFIX, catalogEntry, parseKey,
+});

@@ -16,10 +16,10 @@
  *
  * @module
  */
-import type { StorageDriver } from "../storage/driver.js";
-import type { LogHook } from "../http/log.js";
-import { RegistryError } from "../oci/errors.js";
-import { createHasher } from "../oci/hash.js";
+import type { StorageDriver } from "../../../storage/driver.js";
+import type { LogHook } from "../../../http/log.js";
+import { RegistryError } from "../../../oci/errors.js";
+import { createHasher } from "../../../oci/hash.js";
 import { UPLOADS_INDEX, callerUpload, callerUploadsPrefix, parseKey, uploadData, uploadDir, uploadsPrefix } from "./layout.js";
 
 /** Resolved limits (see `RegistryLimits` for the options and defaults). */

@@ -12,17 +12,17 @@
  *
  * @module
  */
-import type { LogHook } from "../../http/log.js";
-import { silent } from "../../http/log.js";
-import type { StorageDriver } from "../../storage/driver.js";
-import { tryParseDigest, type Digest } from "../../oci/digest.js";
-import { anyGlob } from "../../util/glob.js";
-import { formatBytes } from "../../util/size.js";
-import { blobData, CATALOG_PREFIX, manifestRevision, parseKey, revisionsPrefix } from "../layout.js";
-import { storedReferences } from "../manifest-references.js";
-import { eachKey, mapLimited, readJson } from "../storage-io.js";
-import type { ManifestMeta } from "../layout.js";
-import type { PendingWrite, PolicyRefusal, WritePolicy } from "./write-policy.js";
+import type { LogHook } from "../../../http/log.js";
+import { silent } from "../../../http/log.js";
+import type { StorageDriver } from "../../../storage/driver.js";
+import { tryParseDigest, type Digest } from "../../../oci/digest.js";
+import { anyGlob } from "../../../util/glob.js";
+import { formatBytes } from "../../../util/size.js";
+import { blobData, CATALOG_PREFIX, manifestRevision, parseKey, revisionsPrefix } from "./layout.js";
+import { storedReferences } from "./manifest-references.js";
+import { eachKey, mapLimited, readJson } from "./storage-io.js";
+import type { ManifestMeta } from "./layout.js";
+import type { PendingWrite, PolicyRefusal, WritePolicy } from "../../policy/write-policy.js";
 
 /** Limits in bytes by namespace glob, e.g. `{ "team-a/*": 10 * 2 ** 30 }`. */
 export type QuotaLimits = Readonly<Record<string, number>>;

@@ -9,13 +9,13 @@
  *
  * @module
  */
-import { eventEmitter, type EventHook } from "../events/hook.js";
-import { silent, type LogHook } from "../http/log.js";
-import { checked, type StorageDriver } from "../storage/driver.js";
-import { RegistryError } from "../oci/errors.js";
+import { eventEmitter, type EventHook } from "../../../events/hook.js";
+import { silent, type LogHook } from "../../../http/log.js";
+import { checked, type StorageDriver } from "../../../storage/driver.js";
+import { RegistryError } from "../../../oci/errors.js";
 import { catalogEntry, parseKey, revisionsPrefix, tagsPrefix } from "./layout.js";
-import { isValidName } from "./names.js";
-import { allPolicies, checkedCommit, type WritePolicy } from "./policy/write-policy.js";
+import { isValidName } from "../../names.js";
+import { allPolicies, checkedCommit, type WritePolicy } from "../../policy/write-policy.js";
 import { eachKey, ensureRepository, exists } from "./storage-io.js";
 
 /** Options of {@link deleteRepository}. */

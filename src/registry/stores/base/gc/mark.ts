@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Digest } from "../../oci/digest.js";
+import type { Digest } from "../../../../oci/digest.js";
 import { manifestRevision, parseKey, type ManifestMeta } from "../layout.js";
 import { storedReferences } from "../manifest-references.js";
 import { eachKey, mapLimited, readJson } from "../storage-io.js";

@@ -5,11 +5,11 @@
  *
  * @module
  */
-import { StorageError, type StorageDriver } from "../storage/driver.js";
-import type { DigestAlgorithm } from "../oci/digest.js";
-import { RegistryError } from "../oci/errors.js";
-import { createHasher, type StreamHasher } from "../oci/hash.js";
-import { hasOwnedChunks, markOwnedChunks } from "../util/owned-chunks.js";
+import { StorageError, type StorageDriver } from "../../../storage/driver.js";
+import type { DigestAlgorithm } from "../../../oci/digest.js";
+import { RegistryError } from "../../../oci/errors.js";
+import { createHasher, type StreamHasher } from "../../../oci/hash.js";
+import { hasOwnedChunks, markOwnedChunks } from "../../../util/owned-chunks.js";
 
 /** The outcome of {@link appendBody}. */
 export interface AppendResult {
@@ -35,12 +35,14 @@ export interface AppendBodyOptions {
   maxBytes?: number;
   /** The error for a body over `maxBytes`. */
   tooLarge?: () => RegistryError;
-  /** Counts the bytes of a body once stored (metrics). */
-  received?: { inc(by: number): void } | undefined;
+  /** Aborts the append (the request's signal). */
+  signal?: AbortSignal;
 }
 
+const NEVER = new AbortController().signal;
+
 /**
- * Append the request body to `key`, which must currently hold `expectedSize`
+ * Append `body` (a request's) to `key`, which must currently hold `expectedSize`
  * bytes. Throws `RANGE_INVALID` (416) when it does not or when another request
  * is writing to it, `tooLarge()` past `maxBytes`, and `BLOB_UPLOAD_INVALID`
  * (400) when the client's body fails or the request is aborted; other
@@ -49,13 +51,14 @@ export interface AppendBodyOptions {
  * The bytes are hashed into the hasher as they pass to the driver; after a
  * failure the hasher's state is unknown and it must be dropped.
  */
-export async function appendBody(storage: StorageDriver, request: Request, key: string, options: AppendBodyOptions): Promise<AppendResult> {
+export async function appendBody(storage: StorageDriver, body: ReadableStream<Uint8Array> | null, key: string, options: AppendBodyOptions): Promise<AppendResult> {
   const { expectedSize, create = true, maxBytes = Infinity } = options;
   const hasher = options.hasher ?? createHasher(options.algorithm);
   let overLimit = false;
   let written = 0;
   let bodyFailed = false;
-  const source = request.body;
+  const source = body;
+  const signal = options.signal ?? NEVER;
   let stream: ReadableStream<Uint8Array> | Uint8Array = new Uint8Array(0);
   if (source) {
     const reader = source.getReader();
@@ -94,8 +97,7 @@ export async function appendBody(storage: StorageDriver, request: Request, key: 
     if (hasOwnedChunks(source)) markOwnedChunks(stream);
   }
   try {
-    const size = await storage.append(key, stream, { expectedSize, create, signal: request.signal });
-    options.received?.inc(written);
+    const size = await storage.append(key, stream, { expectedSize, create, signal });
     return { size, written, hasher };
   } catch (error) {
     if (overLimit) throw options.tooLarge?.() ?? new RegistryError("SIZE_INVALID", "the upload is over its size limit", 413);
@@ -105,7 +107,7 @@ export async function appendBody(storage: StorageDriver, request: Request, key: 
         Range: `0-${Math.max(0, expectedSize - 1)}`,
       });
     }
-    if (bodyFailed || request.signal.aborted) {
+    if (bodyFailed || signal.aborted) {
       throw new RegistryError("BLOB_UPLOAD_INVALID", "the request body could not be read to the end");
     }
     throw error;

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { StorageDriver } from "../../storage/driver.js";
+import type { StorageDriver } from "../../../../storage/driver.js";
 import { parseKey, tagLink, tagsPrefix } from "../layout.js";
 import { eachKey, mapLimited, readText } from "../storage-io.js";
 import { addLink, CONCURRENCY, repository, type GcRun } from "./state.js";

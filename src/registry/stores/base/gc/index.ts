@@ -19,9 +19,9 @@
  *
  * @module
  */
-import { eventEmitter, type EventHook } from "../../events/hook.js";
-import { silent, type LogHook } from "../../http/log.js";
-import { checked, type StorageDriver } from "../../storage/driver.js";
+import { eventEmitter, type EventHook } from "../../../../events/hook.js";
+import { silent, type LogHook } from "../../../../http/log.js";
+import { checked, type StorageDriver } from "../../../../storage/driver.js";
 import { markNewRevisions, markReachable } from "./mark.js";
 import { scanRepositories } from "./scan.js";
 import { applyRetention, compileRetention, type RetentionRule } from "./retention.js";

@@ -4,9 +4,9 @@
  *
  * @module
  */
-import type { LogHook } from "../http/log.js";
-import type { StorageDriver } from "../storage/driver.js";
-import { tryParseDigest, type Digest } from "../oci/digest.js";
+import type { LogHook } from "../../../http/log.js";
+import type { StorageDriver } from "../../../storage/driver.js";
+import { tryParseDigest, type Digest } from "../../../oci/digest.js";
 import { blobData } from "./layout.js";
 import { readSmall } from "./storage-io.js";
 

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { anyGlob } from "../../util/glob.js";
+import { anyGlob } from "../../../../util/glob.js";
 import { tagLink } from "../layout.js";
 import { mapLimited } from "../storage-io.js";
 import { CONCURRENCY, type GcRun, type Repository } from "./state.js";

@@ -5,11 +5,11 @@
  *
  * @module
  */
-import type { StorageDriver } from "../storage/driver.js";
-import { readAll } from "../util/streams.js";
-import { fromUtf8 } from "../util/bytes.js";
+import type { StorageDriver } from "../../../storage/driver.js";
+import { readAll } from "../../../util/streams.js";
+import { fromUtf8 } from "../../../util/bytes.js";
 import { tagLink, tagsPrefix } from "./layout.js";
-import { isValidName, isValidTag } from "./names.js";
+import { isValidName, isValidTag } from "../../names.js";
 
 /** One tag of {@link tagDetails}. */
 export interface TagDetail {

@@ -5,10 +5,10 @@
  *
  * @module
  */
-import type { Emit } from "../../events/hook.js";
-import type { LogHook } from "../../http/log.js";
-import type { StorageDriver } from "../../storage/driver.js";
-import type { Digest } from "../../oci/digest.js";
+import type { Emit } from "../../../../events/hook.js";
+import type { LogHook } from "../../../../http/log.js";
+import type { StorageDriver } from "../../../../storage/driver.js";
+import type { Digest } from "../../../../oci/digest.js";
 import type { ManifestMeta } from "../layout.js";
 import type { CompiledRule } from "./retention.js";
 

@@ -1,0 +1,137 @@
+/**
+ * Event emission as a store wrapper: every successful write below it emits
+ * Distribution's event (push, mount, delete, upload started and cancelled,
+ * repository created and emptied), and every manifest or blob GET a pull.
+ * Assembled only when the registry has an `onEvent` hook, so a registry
+ * without one pays nothing on its hot paths.
+ *
+ * The pull of a manifest revision the stores below keep in memory (the
+ * manifest cache answers with the same object while it is unchanged) reuses
+ * the frozen target of the last pull while tag and URL repeat: an event sink
+ * then finds the line it wrote for the last pull by identity, and the GET
+ * builds no object for its event. A pull the outbox holds in memory resolves
+ * to {@link RECORDED}, and then the GET answers in the same turn.
+ *
+ * @module
+ */
+import { RECORDED } from "../../events/hook.js";
+import type { EventTarget } from "../../events/model.js";
+import type { RegistryStores, StoreCall, StoreWrapper, StoredManifest, UploadSession } from "../stores/types.js";
+import { digestUrl } from "../responses.js";
+import { blobTarget, emitOn, manifestTarget, type EventSettings } from "./event-targets.js";
+
+/** Whether the call is an HTTP GET (a pull; a HEAD or a check during a push is none). */
+const isGet = (call: StoreCall): boolean => call.request !== undefined && call.request.method.toUpperCase() === "GET";
+
+/** Wait for `recorded` unless it is {@link RECORDED}: then the caller goes on in the same turn. */
+async function recordedThen<T>(recorded: Promise<void>, value: T): Promise<T> {
+  if (recorded !== RECORDED) await recorded;
+  return value;
+}
+
+/** The event wrapper. */
+export function eventStores(settings: EventSettings): StoreWrapper {
+  return (below) => {
+    /** The tag a request resolved, for the target of its manifest pull. */
+    const resolvedTags = new WeakMap<Request, string>();
+    /** The frozen target of the last pull of a kept revision object. */
+    const frozen = new WeakMap<StoredManifest, Readonly<EventTarget>>();
+    /** Sessions of single-POST uploads: never announced, so never cancelled either. */
+    const single = new WeakSet<UploadSession>();
+
+    const pullTarget = (call: StoreCall, name: string, manifest: StoredManifest, tag: string | undefined): EventTarget => {
+      const kept = frozen.get(manifest);
+      // The object is the revision of one repository (the cache keys it by name and digest): only tag and URL can differ.
+      if (kept !== undefined && kept.tag === tag && kept.url === digestUrl(call.request!, settings.v2, name, "manifests", manifest.digest.value)) return kept;
+      const target = manifestTarget(settings, call, name, manifest.digest.value, manifest.mediaType, manifest.size, tag);
+      if (manifest.bytes === undefined) return target;
+      const made = Object.freeze(target);
+      frozen.set(manifest, made);
+      return made;
+    };
+
+    const stores: RegistryStores = {
+      manifests: {
+        ...below.manifests,
+        async get(name, digest, call, known) {
+          const manifest = await below.manifests.get(name, digest, call, known);
+          if (!manifest || !isGet(call)) return manifest;
+          const tag = resolvedTags.get(call.request!);
+          return recordedThen(emitOn(settings, call, "pull", pullTarget(call, name, manifest, tag)), manifest);
+        },
+        async put(name, write, call) {
+          const result = await below.manifests.put(name, write, call);
+          if (result.created) await emitOn(settings, call, "repository.created", { repository: name });
+          const { manifest, digest, bytes, tag } = write;
+          const references = [...manifest.blobs, ...manifest.manifests].map((d) => ({ mediaType: d.mediaType, digest: d.digest.value, size: d.size }));
+          await emitOn(settings, call, "push", manifestTarget(settings, call, name, digest.value, manifest.mediaType, bytes.byteLength, tag, references));
+          return result;
+        },
+        async delete(name, digest, call) {
+          const result = await below.manifests.delete(name, digest, call);
+          await emitOn(settings, call, "delete", { digest: digest.value, repository: name });
+          // Then one per tag that pointed at it, as Distribution does.
+          for (const tag of result.untagged) await emitOn(settings, call, "delete", { repository: name, tag });
+          if (result.emptied) await emitOn(settings, call, "repository.emptied", { repository: name });
+          return result;
+        },
+      },
+      tags: {
+        ...below.tags,
+        async resolve(name, tag, call, known) {
+          const resolved = await below.tags.resolve(name, tag, call, known);
+          if (resolved && call.request) resolvedTags.set(call.request, tag);
+          return resolved;
+        },
+        async delete(name, tag, call) {
+          const digest = await below.tags.delete(name, tag, call);
+          await emitOn(settings, call, "delete", { repository: name, tag });
+          return digest;
+        },
+      },
+      blobs: {
+        ...below.blobs,
+        async read(name, digest, options, call) {
+          const content = await below.blobs.read(name, digest, options, call);
+          if (!content || !isGet(call)) return content;
+          // A redirect is a pull all the same (as Distribution counts it); its size is not known (no stat on that path).
+          const size = content.kind === "bytes" ? Math.max(0, content.size) : undefined;
+          await emitOn(settings, call, "pull", blobTarget(settings, call, name, digest.value, size));
+          return content;
+        },
+        async delete(name, digest, call) {
+          await below.blobs.delete(name, digest, call);
+          await emitOn(settings, call, "delete", { digest: digest.value, repository: name });
+        },
+        async mount(name, from, digest, call, confirm) {
+          const mounted = await below.blobs.mount(name, from, digest, call, confirm);
+          if (!mounted) return mounted;
+          if (mounted.created) await emitOn(settings, call, "repository.created", { repository: name });
+          await emitOn(settings, call, "mount", blobTarget(settings, call, name, digest.value, mounted.size, from));
+          return mounted;
+        },
+      },
+      uploads: {
+        ...below.uploads,
+        async start(name, call, options) {
+          const session = await below.uploads.start(name, call, options);
+          if (options?.single) single.add(session);
+          else await emitOn(settings, call, "upload.started", { repository: name, uploadId: session.uuid });
+          return session;
+        },
+        async commit(name, session, digest, options, call) {
+          const blob = await below.uploads.commit(name, session, digest, options, call);
+          if (blob.created) await emitOn(settings, call, "repository.created", { repository: name });
+          await emitOn(settings, call, "push", blobTarget(settings, call, name, digest.value, blob.size));
+          return blob;
+        },
+        async cancel(name, session, call) {
+          await below.uploads.cancel(name, session, call);
+          if (!single.has(session)) await emitOn(settings, call, "upload.cancelled", { repository: name, uploadId: session.uuid });
+        },
+      },
+      repositories: below.repositories,
+    };
+    return stores;
+  };
+}
