@@ -8,7 +8,6 @@
  */
 import { errorResponse } from "../oci/errors.js";
 import { onlyReadsRequestBasics, readsRequestBasics } from "../http/request-basics.js";
-import type { StorageDriver } from "../storage/driver.js";
 import type { HealthChecks } from "../util/health.js";
 
 const JSON_TYPE = { "content-type": "application/json" };
@@ -44,16 +43,4 @@ export function healthGate(handler: (request: Request) => Promise<Response>, che
     return Promise.resolve(request.method === "HEAD" ? new Response(null, { status: response.status, headers: response.headers }) : response);
   };
   return onlyReadsRequestBasics(handler) ? readsRequestBasics(gated) : gated;
-}
-
-/**
- * The check of Distribution's `health.storagedriver`: one cheap listing
- * (`list("repositories", { limit: 1 })`, a single `readdir` or ListObjects
- * call). It fails when the driver throws; an empty or missing listing is a
- * working storage (Distribution likewise passes a "path not found").
- */
-export function storageHealthCheck(storage: StorageDriver): () => Promise<void> {
-  return async () => {
-    await storage.list("repositories", { limit: 1 });
-  };
 }

@@ -37,7 +37,7 @@ import { resolvePullThrough } from "./pull-through/options.js";
 import { eventEmitter } from "../events/hook.js";
 import { composeStores } from "./compose.js";
 import { resolveValidation } from "./manifest-validation.js";
-import { redirectSetting, uploadLimits, type RegistryOptions } from "./options.js";
+import { redirectSetting, type RegistryOptions } from "./options.js";
 
 /** A fetch handler. */
 export type RegistryHandler = (request: Request) => Promise<Response>;
@@ -78,7 +78,7 @@ export function createRegistry(options: RegistryOptions): RegistryHandler {
   const manifestMediaTypes = new Set(options.manifestMediaTypes ?? DEFAULT_MANIFEST_MEDIA_TYPES);
   const stores = composeStores({
     storage,
-    base: { uploadLimits: uploadLimits(options.limits), uploadMaxAgeMs: (options.limits?.uploadMaxAgeSeconds ?? 24 * 3600) * 1000 },
+    base: options.limits ? { limits: options.limits } : {},
     pullThrough: options.pullThrough ? resolvePullThrough(options.pullThrough) : undefined,
     pullThroughSettings: { log, manifestBytes, manifestMediaTypes },
     policies: options.policies ?? [],
@@ -235,9 +235,16 @@ export { quota } from "./stores/base/quota.js";
 export type { Quota, QuotaLimits, QuotaOptions, QuotaUsage } from "./stores/base/quota.js";
 export type { BlobCommit, ManifestDelete, ManifestPush, PendingWrite, PolicyRefusal, ReferencedBlob, RepositoryDelete, TagDelete, WritePolicy } from "./policy/write-policy.js";
 export { deleteRepository } from "./stores/base/repository-delete.js";
+export { baseStores } from "./stores/base/index.js";
+export type { BaseStoreOptions } from "./stores/base/index.js";
+export { denied } from "./stores/denied.js";
+export type {
+  BlobContent, BlobInfo, BlobReadOptions, BlobStore, ManifestStore, ManifestWrite, ReferrerDescriptor, RegistryStores, RepositoryStore, ResolvedTag,
+  StoreCall, StoreWrapper, StoredManifest, TagStore, UploadAppend, UploadAppended, UploadSession, UploadStore, WithHeaders,
+} from "./stores/types.js";
 export type { IndexPlatform, LayerUrlRules, ManifestValidation } from "./manifest-validation.js";
 export type { RegistryLimits, RegistryOptions } from "./options.js";
-export type { DeleteRepositoryOptions, DeleteRepositoryReport } from "./stores/base/repository-delete.js";
+export type { DeleteRepositoryOptions, DeleteRepositoryReport } from "./stores/types.js";
 export type { GcOptions, GcReport, RetentionRule } from "./stores/base/gc/index.js";
 export { verifyBlobs } from "./stores/base/verify.js";
 export { tagDetails } from "./stores/base/tag-details.js";
@@ -245,7 +252,7 @@ export type { TagDetail, TagDetailsOptions, TagDetailsPage } from "./stores/base
 export { removeAbandonedUploads } from "./stores/base/upload-limits.js";
 export type { RemoveAbandonedUploadsOptions, RemoveAbandonedUploadsReport } from "./stores/base/upload-limits.js";
 export type { VerifyError, VerifyMismatch, VerifyOptions, VerifyProgress, VerifyReport } from "./stores/base/verify.js";
-export type { QuarantineInfo } from "./stores/base/layout.js";
+export type { QuarantineInfo } from "./stores/base/verify.js";
 export type { PullThroughOptions, PullThroughUpstream } from "./pull-through/options.js";
 export { expireCachedTags } from "./stores/base/expire.js";
 export type { ExpireCachedTagsOptions, ExpireCachedTagsReport } from "./stores/base/expire.js";
@@ -256,5 +263,6 @@ export type { CounterSeries, Family, GaugeSeries, HistogramSeries, Metrics } fro
 export { instrumentHandler, metricsHandler } from "../http/metrics.js";
 export { createHealthChecks } from "../util/health.js";
 export type { HealthCheckOptions, HealthChecks } from "../util/health.js";
-export { healthGate, healthStatusHandler, storageHealthCheck } from "./health.js";
+export { healthGate, healthStatusHandler } from "./health.js";
+export { storageHealthCheck } from "./stores/base/health-check.js";
 export type { EventHook, EventListener, EventSink, RegistryEvent } from "../events/index.js";

@@ -11,7 +11,6 @@ import type { Metrics } from "../util/metrics.js";
 import type { EventHook } from "../events/hook.js";
 import type { HandlerSettings } from "./context.js";
 import type { StoreWrapper } from "./stores/types.js";
-import type { UploadLimits } from "./stores/base/upload-limits.js";
 import type { PullThroughOptions } from "./pull-through/options.js";
 import type { WritePolicy } from "./policy/write-policy.js";
 import type { ManifestValidation } from "./manifest-validation.js";
@@ -151,20 +150,4 @@ export function redirectSetting(option: RegistryOptions["redirect"]): HandlerSet
   const seconds = (typeof option === "object" ? option.expiresInSeconds : undefined) ?? DEFAULT_REDIRECT_SECONDS;
   if (!Number.isSafeInteger(seconds) || seconds < 1) throw new TypeError("redirect.expiresInSeconds must be a positive whole number");
   return { expiresInSeconds: seconds };
-}
-
-
-export function uploadLimits(limits: RegistryLimits | undefined): UploadLimits {
-  const count = (value: number | undefined, fallback: number, what: string): number => {
-    const n = value ?? fallback;
-    if (!(n === Infinity || (Number.isSafeInteger(n) && n >= 0))) throw new TypeError(`limits.${what} must be a whole number or Infinity`);
-    return n;
-  };
-  return {
-    sessionsPerCaller: count(limits?.uploadsPerCaller, 128, "uploadsPerCaller"),
-    sessionsPerRepository: count(limits?.uploadsPerRepository, 256, "uploadsPerRepository"),
-    bytesPerCaller: count(limits?.uploadBytesPerCaller, 64 * 1024 ** 3, "uploadBytesPerCaller"),
-    bytesPerRepository: count(limits?.uploadBytesPerRepository, Infinity, "uploadBytesPerRepository"),
-    idleMs: count(limits?.uploadIdleSeconds, 3600, "uploadIdleSeconds") * 1000,
-  };
 }

@@ -26,20 +26,20 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
   "./registry": {
     values: [
       "API_VERSION", "DEFAULT_MANIFEST_MEDIA_TYPES", "HEADERS", "MEDIA_TYPES", "PROMETHEUS_CONTENT_TYPE",
-      "RegistryError", "collectGarbage", "createHealthChecks", "createMetrics", "createRegistry", "deleteRepository",
+      "RegistryError", "baseStores", "collectGarbage", "createHealthChecks", "createMetrics", "createRegistry", "deleteRepository", "denied",
       "errorResponse", "expireCachedTags", "healthGate", "healthStatusHandler", "immutableTags", "instrumentHandler", "metricsHandler",
       "quota", "removeAbandonedUploads", "storageHealthCheck", "tagDetails", "verifyBlobs",
     ],
     types: [
-      "Access", "Authorizer", "BlobCommit", "CounterSeries", "DeleteRepositoryOptions", "DeleteRepositoryReport",
+      "Access", "Authorizer", "BaseStoreOptions", "BlobCommit", "BlobContent", "BlobInfo", "BlobReadOptions", "BlobStore", "CounterSeries", "DeleteRepositoryOptions", "DeleteRepositoryReport",
       "ErrorCode", "EventHook", "EventListener", "EventSink", "ExpireCachedTagsOptions", "ExpireCachedTagsReport", "Family", "GaugeSeries", "GcOptions", "GcReport",
       "HealthCheckOptions", "HealthChecks", "HistogramSeries", "ImmutableTagPatterns", "ImmutableTags", "IndexPlatform", "LayerUrlRules", "ManifestDelete",
-      "ManifestPush", "ManifestValidation", "Metrics", "PendingWrite", "PolicyRefusal", "PullThroughOptions", "PullThroughUpstream",
-      "QuarantineInfo", "Quota", "QuotaLimits", "QuotaOptions", "QuotaUsage", "ReferencedBlob", "RegistryEvent", "RegistryHandler", "RegistryLimits", "RegistryOptions",
-      "RemoveAbandonedUploadsOptions", "RemoveAbandonedUploadsReport", "RepositoryDelete", "RetentionRule", "TagDelete", "TagDetail", "TagDetailsOptions",
-      "TagDetailsPage", "Upstream", "UpstreamBlob", "UpstreamManifest", "UpstreamManifestHead", "VerifyError",
+      "ManifestPush", "ManifestStore", "ManifestValidation", "ManifestWrite", "Metrics", "PendingWrite", "PolicyRefusal", "PullThroughOptions", "PullThroughUpstream",
+      "QuarantineInfo", "Quota", "QuotaLimits", "QuotaOptions", "QuotaUsage", "ReferencedBlob", "ReferrerDescriptor", "RegistryEvent", "RegistryHandler", "RegistryLimits", "RegistryOptions", "RegistryStores",
+      "RemoveAbandonedUploadsOptions", "RemoveAbandonedUploadsReport", "RepositoryDelete", "RepositoryStore", "ResolvedTag", "RetentionRule", "StoreCall", "StoreWrapper", "StoredManifest",
+      "TagDelete", "TagDetail", "TagDetailsOptions", "TagDetailsPage", "TagStore", "UploadAppend", "UploadAppended", "UploadSession", "UploadStore", "Upstream", "UpstreamBlob", "UpstreamManifest", "UpstreamManifestHead", "VerifyError",
       "VerifyMismatch", "VerifyOptions",
-      "VerifyProgress", "VerifyReport", "WritePolicy",
+      "VerifyProgress", "VerifyReport", "WithHeaders", "WritePolicy",
     ],
   },
   "./auth": {
@@ -131,7 +131,7 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
   },
   "./testing": {
     values: [
-      "describeStorageContract", "describeUserStoreContract",
+      "describeStorageContract", "describeStoreContract", "describeUserStoreContract",
     ],
     types: [
       "LargeStreamStats", "StorageContractOptions", "StorageContractSubject",

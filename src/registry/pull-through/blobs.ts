@@ -119,7 +119,12 @@ export function proxiedBlobs(below: RegistryStores, pt: PullThrough, settings: P
         await running;
         return hit("hit");
       }
-      if (await linkStored(up, name, digest, call)) return hit("stored");
+      try {
+        if (await linkStored(up, name, digest, call)) return hit("stored");
+      } catch (error) {
+        if (error instanceof RegistryError && error.code === "BLOB_UNKNOWN") return undefined;
+        throw error;
+      }
       // Checked again with no await before the start: two pulls cannot both start a fetch.
       const started = pt.flights.get(key);
       if (started) {
@@ -146,6 +151,8 @@ export function proxiedBlobs(below: RegistryStores, pt: PullThrough, settings: P
         await storeBlob(up, name, digest, toStore, blob.size, call);
       });
       const given = await forClient;
+      // Not upstream either: a missing blob reads as undefined.
+      if (given instanceof RegistryError && given.code === "BLOB_UNKNOWN") return undefined;
       if (given instanceof Error) throw given;
       if (options.range !== undefined) {
         // A part of a blob not stored yet: store it whole first, then answer the range from below.

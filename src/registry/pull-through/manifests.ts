@@ -72,8 +72,7 @@ export function proxiedManifests(below: RegistryStores, pt: PullThrough, setting
 
   const resolved = async (name: string, tag: string, call: StoreCall, outcome: CacheOutcome) => {
     const found = await below.tags.resolve(name, tag, call);
-    if (!found) throw unknownTag(tag);
-    return { ...found, headers: outcomeHeaders(outcome) };
+    return found && { ...found, headers: outcomeHeaders(outcome) };
   };
 
   return {
@@ -82,7 +81,7 @@ export function proxiedManifests(below: RegistryStores, pt: PullThrough, setting
       if (!up) return below.tags.resolve(name, tag, call, known);
       const local = await below.tags.resolve(name, tag, call);
       if (!local) {
-        await once(`tag ${name}:${tag}`, () => fetchAndStore(up, name, tag, undefined, call, tag));
+        if (!(await found(once(`tag ${name}:${tag}`, () => fetchAndStore(up, name, tag, undefined, call, tag))))) return undefined;
         return resolved(name, tag, call, "stored");
       }
       if (Date.now() - local.modified < up.ttlMs) return { ...local, headers: outcomeHeaders("hit") };
@@ -92,6 +91,7 @@ export function proxiedManifests(below: RegistryStores, pt: PullThrough, setting
       try {
         await (pt.flights.get(flight) ?? pt.flights.start(flight, async () => void (outcome = await revalidate(up, name, tag, local.digest.value, call))));
       } catch (error) {
+        if (error instanceof RegistryError && error.code === "MANIFEST_UNKNOWN") return undefined;
         if (error instanceof RegistryError) throw error;
         upstreamFailure(up, error, settings.log, "manifest HEAD");
         return resolved(name, tag, call, "stale");
@@ -104,11 +104,22 @@ export function proxiedManifests(below: RegistryStores, pt: PullThrough, setting
       if (!up) return below.manifests.get(name, digest, call, known);
       const local = await below.manifests.get(name, digest, call);
       if (local) return { ...local, headers: outcomeHeaders("hit") };
-      await once(`manifest ${name}@${digest.value}`, () => fetchAndStore(up, name, digest.value, digest, call));
+      if (!(await found(once(`manifest ${name}@${digest.value}`, () => fetchAndStore(up, name, digest.value, digest, call))))) return undefined;
       const stored = await below.manifests.get(name, digest, call);
       return stored && { ...stored, headers: outcomeHeaders("stored") };
     },
   };
+}
+
+/** Whether `fetch` stored the object: false when the upstream does not have it (a missing object reads as `undefined`). */
+async function found(fetch: Promise<void>): Promise<boolean> {
+  try {
+    await fetch;
+    return true;
+  } catch (error) {
+    if (error instanceof RegistryError && error.code === "MANIFEST_UNKNOWN") return false;
+    throw error;
+  }
 }
 
 function tryDigest(value: string): Digest | undefined {

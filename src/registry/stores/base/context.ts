@@ -8,15 +8,12 @@ import type { StorageDriver } from "../../../storage/driver.js";
 import type { StreamHasher } from "../../../oci/hash.js";
 import type { KeyLayout } from "./layout.js";
 import type { UploadLimits } from "./upload-limits.js";
+import type { RegistryLimits } from "../../options.js";
 
-/** Settings of {@link baseStores}. */
+/** Options of `baseStores`. */
 export interface BaseStoreOptions {
-  /** Where the stores keep each object. Default `registryKitLayout`. */
-  layout?: KeyLayout;
-  /** Limits on open upload sessions (resolved). */
-  uploadLimits: UploadLimits;
-  /** Uploads started longer ago than this are unknown and removed on touch. */
-  uploadMaxAgeMs: number;
+  /** The upload limits and age (as `createRegistry`'s `limits`; the rest of them is the handlers'). Default: their defaults. */
+  limits?: RegistryLimits;
 }
 
 /** The shared state of one set of base stores. */

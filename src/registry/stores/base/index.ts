@@ -15,16 +15,28 @@ import { baseManifests } from "./manifests.js";
 import { baseRepositories } from "./repositories.js";
 import { baseTags } from "./tags.js";
 import { baseUploads } from "./uploads.js";
+import { resolveUploadLimits } from "./upload-limits.js";
 
 export type { BaseStoreOptions } from "./context.js";
 
-/** The stores over `driver` (used through `checked()`), keys laid out by `options.layout`. */
-export function baseStores(driver: StorageDriver, options: BaseStoreOptions): RegistryStores {
+/**
+ * The registry's stores over `driver` (used through `checked()`), with no
+ * feature around them: what `createRegistry` wraps its features around, and
+ * what a store wrapper's tests can wrap (see `describeStoreContract` in
+ * `registry-kit/testing`). Throws `TypeError` for an invalid limit.
+ *
+ * @example
+ * ```ts
+ * const stores = baseStores(memoryStorage());
+ * await stores.tags.list("team/app", { n: 100 }, {}); // NAME_UNKNOWN until something is pushed
+ * ```
+ */
+export function baseStores(driver: StorageDriver, options: BaseStoreOptions = {}): RegistryStores {
   const ctx: BaseContext = {
     storage: checked(driver),
-    layout: options.layout ?? registryKitLayout,
-    uploadLimits: options.uploadLimits,
-    uploadMaxAgeMs: options.uploadMaxAgeMs,
+    layout: registryKitLayout,
+    uploadLimits: resolveUploadLimits(options.limits),
+    uploadMaxAgeMs: (options.limits?.uploadMaxAgeSeconds ?? 24 * 3600) * 1000,
     liveHashers: new Map(),
   };
   return {

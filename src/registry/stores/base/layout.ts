@@ -275,6 +275,8 @@ export interface KeyLayout {
   uploadData(name: string, uuid: string): string;
   /** The prefix of every repository marker of the catalog. */
   readonly catalogPrefix: string;
+  /** The prefix of every repository's objects. */
+  readonly repositoriesPrefix: string;
   catalogEntry(name: string): string;
   parseKey(key: string): ParsedKey;
 }
@@ -282,5 +284,5 @@ export interface KeyLayout {
 /** The registry-kit layout (the table at the top of this module). */
 export const registryKitLayout: KeyLayout = Object.freeze({
   blobData, layerLink, revisionsPrefix, manifestRevision, tagsPrefix, tagLink, referrersPrefix, referrer, uploadData,
-  catalogPrefix: CATALOG_PREFIX, catalogEntry, parseKey,
+  catalogPrefix: CATALOG_PREFIX, repositoriesPrefix: repositoriesUnder(""), catalogEntry, parseKey,
 });

@@ -17,39 +17,9 @@ import { catalogEntry, parseKey, revisionsPrefix, tagsPrefix } from "./layout.js
 import { isValidName } from "../../names.js";
 import { allPolicies, checkedCommit, type WritePolicy } from "../../policy/write-policy.js";
 import { eachKey, ensureRepository, exists } from "./storage-io.js";
+import type { DeleteRepositoryOptions, DeleteRepositoryReport } from "../types.js";
 
-/** Options of {@link deleteRepository}. */
-export interface DeleteRepositoryOptions {
-  /**
-   * Write policies to ask first (`deleteRepository`); e.g. `immutableTags`
-   * refuses a repository holding an immutable tag. Skipped with `force`.
-   */
-  policies?: readonly WritePolicy[];
-  /** Delete even when a policy refuses. Default false. */
-  force?: boolean;
-  /** Who deletes, as the policies see it. */
-  caller?: string;
-  /** Receives one `info` event with the counts. */
-  log?: LogHook;
-  /** Receives `repository.emptied` (with the counts in `target.report`, `caller` as the actor) when there was something to delete. */
-  onEvent?: EventHook;
-}
-
-/** What {@link deleteRepository} removed. */
-export interface DeleteRepositoryReport {
-  /** The repository. */
-  repository: string;
-  /** Whether there was anything to delete (objects or a catalog entry). */
-  found: boolean;
-  /** Tags removed. */
-  tags: number;
-  /** Manifest revisions removed. */
-  manifests: number;
-  /** Blob links removed (the blobs stay until garbage collection). */
-  links: number;
-  /** Uploads in progress removed. */
-  uploads: number;
-}
+export type { DeleteRepositoryOptions, DeleteRepositoryReport };
 
 /** The folders of one repository's objects, in the order they are removed: tags first, so pulls by tag stop at once. */
 const FOLDERS = ["_manifests/tags", "_manifests", "_referrers", "_layers", "_uploads"] as const;

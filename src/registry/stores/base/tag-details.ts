@@ -10,32 +10,9 @@ import { readAll } from "../../../util/streams.js";
 import { fromUtf8 } from "../../../util/bytes.js";
 import { tagLink, tagsPrefix } from "./layout.js";
 import { isValidName, isValidTag } from "../../names.js";
+import type { TagDetail, TagDetailsOptions, TagDetailsPage } from "../types.js";
 
-/** One tag of {@link tagDetails}. */
-export interface TagDetail {
-  /** The tag. */
-  tag: string;
-  /** The manifest digest it points to. */
-  digest: string;
-  /** When the tag was last pushed (or moved). */
-  pushedAt: Date;
-}
-
-/** A page of {@link tagDetails}. */
-export interface TagDetailsPage {
-  /** The tags, in lexical order. */
-  tags: TagDetail[];
-  /** Whether more tags follow the last one. */
-  truncated: boolean;
-}
-
-/** Options of {@link tagDetails}. */
-export interface TagDetailsOptions {
-  /** At most this many tags (default 1000). */
-  limit?: number;
-  /** Only tags after this one, in lexical order. */
-  after?: string;
-}
+export type { TagDetail, TagDetailsOptions, TagDetailsPage };
 
 /**
  * The tags of repository `name` in lexical order, each with its digest and

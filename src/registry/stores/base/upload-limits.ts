@@ -18,6 +18,7 @@
  */
 import type { StorageDriver } from "../../../storage/driver.js";
 import type { LogHook } from "../../../http/log.js";
+import type { RegistryLimits } from "../../options.js";
 import { RegistryError } from "../../../oci/errors.js";
 import { createHasher } from "../../../oci/hash.js";
 import { UPLOADS_INDEX, callerUpload, callerUploadsPrefix, parseKey, uploadData, uploadDir, uploadsPrefix } from "./layout.js";
@@ -30,6 +31,22 @@ export interface UploadLimits {
   bytesPerRepository: number;
   /** A session with no byte written for this long is abandoned. */
   idleMs: number;
+}
+
+/** The limits of `RegistryLimits` with their defaults; `TypeError` for a value that is not a whole number or `Infinity`. */
+export function resolveUploadLimits(limits: RegistryLimits | undefined): UploadLimits {
+  const count = (value: number | undefined, fallback: number, what: string): number => {
+    const n = value ?? fallback;
+    if (!(n === Infinity || (Number.isSafeInteger(n) && n >= 0))) throw new TypeError(`limits.${what} must be a whole number or Infinity`);
+    return n;
+  };
+  return {
+    sessionsPerCaller: count(limits?.uploadsPerCaller, 128, "uploadsPerCaller"),
+    sessionsPerRepository: count(limits?.uploadsPerRepository, 256, "uploadsPerRepository"),
+    bytesPerCaller: count(limits?.uploadBytesPerCaller, 64 * 1024 ** 3, "uploadBytesPerCaller"),
+    bytesPerRepository: count(limits?.uploadBytesPerRepository, Infinity, "uploadBytesPerRepository"),
+    idleMs: count(limits?.uploadIdleSeconds, 3600, "uploadIdleSeconds") * 1000,
+  };
 }
 
 /** One open session, as found in storage. */

@@ -23,6 +23,8 @@ import { checked as checkedDriver, StorageError, type StorageDriver } from "../.
 import { tryParseDigest, type Digest, type DigestAlgorithm } from "../../../oci/digest.js";
 import { createHasher } from "../../../oci/hash.js";
 import { blobData, parseKey, quarantineData, quarantineInfo, type QuarantineInfo } from "./layout.js";
+
+export type { QuarantineInfo };
 import { writeJson } from "./storage-io.js";
 
 /** Options of {@link verifyBlobs}. */
