@@ -66,14 +66,27 @@ export function pathRoute(path: string, handler: Route["handler"], subpaths: boo
 
 const NOT_FOUND = JSON.stringify({ errors: [{ code: "NOT_FOUND", message: "no such route", detail: null }] });
 
+/** What {@link routeHandler} adds to the routes. */
+export interface RouteTableOptions {
+  /** Read-only mode: a request a route says {@link Route.changes} gets 405 `UNSUPPORTED`. */
+  readOnly?: boolean;
+  /** The `Strict-Transport-Security` of every https response (`registrykit.hsts`). */
+  hsts?: string;
+}
+
 /**
  * One handler over `routes`, adding `extraHeaders` to every response; with
  * `readOnly`, a request a route says {@link Route.changes} gets 405
  * `UNSUPPORTED` (the registry's own answer to a write in read-only mode).
  */
-export function routeHandler(routes: readonly Route[], extraHeaders: readonly [string, string][], readOnly = false): (request: Request) => Promise<Response> {
+export function routeHandler(routes: readonly Route[], extraHeaders: readonly [string, string][], options: RouteTableOptions = {}): (request: Request) => Promise<Response> {
+  const { readOnly = false, hsts } = options;
+  const overTls: readonly [string, string][] = hsts ? [...extraHeaders, ["strict-transport-security", hsts]] : extraHeaders;
   const handler = async (request: Request): Promise<Response> => {
-    const path = new URL(request.url).pathname;
+    const url = new URL(request.url);
+    const path = url.pathname;
+    // Browsers heed HSTS only over https (RFC 6797 §8.1), so it goes only there.
+    const extra = url.protocol === "https:" ? overTls : extraHeaders;
     const route = routes.find((r) => r.matches(path));
     const response = !route
       ? new Response(NOT_FOUND, { status: 404, headers: { "content-type": "application/json; charset=utf-8" } })
@@ -81,7 +94,7 @@ export function routeHandler(routes: readonly Route[], extraHeaders: readonly [s
         // The Allow of a route whose only methods write: none (RFC 9110 §10.2.1), as the registry's upload routes answer.
         ? errorResponse("UNSUPPORTED", "the registry is in read-only mode", { status: 405, headers: { allow: "" }, request })
         : await route.handler(request);
-    return extraHeaders.length > 0 ? withHeaders(response, extraHeaders) : response;
+    return extra.length > 0 ? withHeaders(response, extra) : response;
   };
   // Every route is registry-kit's own and reads only the basics of a request.
   readsRequestBasics(handler);
