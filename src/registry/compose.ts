@@ -39,7 +39,7 @@ export interface StoreFeatures {
   storage: StorageDriver;
   base: BaseStoreOptions;
   pullThrough: PullThrough | undefined;
-  pullThroughSettings: PullThroughSettings;
+  manifestSettings: PullThroughSettings;
   policies: readonly WritePolicy[];
   emit: Emit;
   v2: string;
@@ -51,9 +51,12 @@ export interface StoreFeatures {
 export function composeStores(features: StoreFeatures): RegistryStores {
   // Innermost first.
   const wrappers: StoreWrapper[] = [manifestCacheStores()];
-  if (features.pullThrough) wrappers.push(pullThroughStores(features.pullThrough, features.pullThroughSettings));
+  if (features.pullThrough) wrappers.push(pullThroughStores(features.pullThrough, features.manifestSettings));
   if (features.policies.length > 0) wrappers.push(policyStores(features.policies, features.storage));
-  if (features.emit !== NO_EVENTS) wrappers.push(eventStores({ emit: features.emit, v2: features.v2 }));
+  if (features.emit !== NO_EVENTS) {
+    const { manifestBytes, manifestMediaTypes } = features.manifestSettings;
+    wrappers.push(eventStores({ emit: features.emit, v2: features.v2, manifestBytes, manifestMediaTypes }));
+  }
   if (features.metrics) wrappers.push(metricsStores(features.metrics));
   const own = features.wrapStores;
   const embedder = own === undefined ? [] : typeof own === "function" ? [own] : [...own];

@@ -80,7 +80,7 @@ export function createRegistry(options: RegistryOptions): RegistryHandler {
     storage,
     base: options.limits ? { limits: options.limits } : {},
     pullThrough: options.pullThrough ? resolvePullThrough(options.pullThrough) : undefined,
-    pullThroughSettings: { log, manifestBytes, manifestMediaTypes },
+    manifestSettings: { log, manifestBytes, manifestMediaTypes },
     policies: options.policies ?? [],
     emit: eventEmitter({ onEvent: options.onEvent, log }),
     v2,

@@ -45,7 +45,7 @@ describeStoreContract("base stores (fs)", () => {
 });
 
 describeStoreContract("manifest cache", () => manifestCacheStores(new ManifestCache())(baseStores(memoryStorage())));
-describeStoreContract("events", () => eventStores({ emit: listening(), v2: "/v2" })(baseStores(memoryStorage())));
+describeStoreContract("events", () => eventStores({ emit: listening(), v2: "/v2", manifestBytes: settings.manifestBytes, manifestMediaTypes: settings.manifestMediaTypes })(baseStores(memoryStorage())));
 describeStoreContract("write policies", () => {
   const storage = memoryStorage();
   return policyStores([immutableTags(["release-*"]), quota({ "contract/*": 1 << 20 })], storage)(baseStores(storage));
@@ -60,7 +60,7 @@ describeStoreContract("every built-in feature, as createRegistry assembles them"
     storage,
     base: {},
     pullThrough: resolvePullThrough({ upstreams: [{ prefix: "hub/", upstream: emptyUpstream }] }),
-    pullThroughSettings: settings,
+    manifestSettings: settings,
     policies: [immutableTags(["release-*"])],
     emit: listening(),
     v2: "/v2",
@@ -69,5 +69,5 @@ describeStoreContract("every built-in feature, as createRegistry assembles them"
   });
 });
 describeStoreContract("no optional feature", () =>
-  composeStores({ storage: memoryStorage(), base: {}, pullThrough: undefined, pullThroughSettings: settings, policies: [], emit: NO_EVENTS, v2: "/v2", metrics: undefined, wrapStores: undefined }),
+  composeStores({ storage: memoryStorage(), base: {}, pullThrough: undefined, manifestSettings: settings, policies: [], emit: NO_EVENTS, v2: "/v2", metrics: undefined, wrapStores: undefined }),
 );

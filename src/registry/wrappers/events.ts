@@ -18,7 +18,9 @@ import { RECORDED } from "../../events/hook.js";
 import type { EventTarget } from "../../events/model.js";
 import type { RegistryStores, StoreCall, StoreWrapper, StoredManifest, UploadSession } from "../stores/types.js";
 import { digestUrl } from "../responses.js";
-import { blobTarget, emitOn, manifestTarget, type EventSettings } from "./event-targets.js";
+import { RegistryError } from "../../oci/errors.js";
+import { readAll } from "../../util/streams.js";
+import { blobTarget, emitOn, eventReferences, manifestTarget, storedReferences, type EventSettings } from "./event-targets.js";
 
 /** Whether the call is an HTTP GET (a pull; a HEAD or a check during a push is none). */
 const isGet = (call: StoreCall): boolean => call.request !== undefined && call.request.method.toUpperCase() === "GET";
@@ -39,15 +41,35 @@ export function eventStores(settings: EventSettings): StoreWrapper {
     /** Sessions of single-POST uploads: never announced, so never cancelled either. */
     const single = new WeakSet<UploadSession>();
 
-    const pullTarget = (call: StoreCall, name: string, manifest: StoredManifest, tag: string | undefined): EventTarget => {
+    /**
+     * The target of a pull of a revision the stores below keep (it has its
+     * bytes): the one the last pull of the same object had while tag and URL
+     * repeat, else a new one kept for the next. Its `references` (as a push
+     * has them; Distribution sends them on pulls too with
+     * `includereferences`) are read from the manifest once per object.
+     */
+    const pullTarget = (call: StoreCall, name: string, manifest: StoredManifest & { bytes: Uint8Array }, tag: string | undefined): EventTarget => {
       const kept = frozen.get(manifest);
       // The object is the revision of one repository (the cache keys it by name and digest): only tag and URL can differ.
       if (kept !== undefined && kept.tag === tag && kept.url === digestUrl(call.request!, settings.v2, name, "manifests", manifest.digest.value)) return kept;
-      const target = manifestTarget(settings, call, name, manifest.digest.value, manifest.mediaType, manifest.size, tag);
-      if (manifest.bytes === undefined) return target;
-      const made = Object.freeze(target);
+      const references = kept === undefined ? storedReferences(settings, manifest.bytes, manifest.mediaType) : kept.references;
+      const made = Object.freeze(manifestTarget(settings, call, name, manifest.digest.value, manifest.mediaType, manifest.size, tag, references));
       frozen.set(manifest, made);
       return made;
+    };
+
+    /**
+     * A revision too large to be kept: its bytes are read whole for the
+     * event's `references` (a manifest has a size limit) and handed up with
+     * it, so the GET answers from them instead of reading it a second time.
+     */
+    const withBytes = async (manifest: StoredManifest): Promise<StoredManifest & { bytes: Uint8Array }> => {
+      if (manifest.bytes) return manifest as StoredManifest & { bytes: Uint8Array };
+      const body = await manifest.body?.();
+      const bytes = body && (await readAll(body, Math.max(manifest.size, settings.manifestBytes), () => new Error(`manifest ${manifest.digest.value} is larger than it says`)));
+      if (!bytes) throw new RegistryError("MANIFEST_UNKNOWN", "manifest unknown to registry", 404, { digest: manifest.digest.value });
+      const { body: _read, ...rest } = manifest;
+      return { ...rest, bytes };
     };
 
     const stores: RegistryStores = {
@@ -57,14 +79,14 @@ export function eventStores(settings: EventSettings): StoreWrapper {
           const manifest = await below.manifests.get(name, digest, call, known);
           if (!manifest || !isGet(call)) return manifest;
           const tag = resolvedTags.get(call.request!);
-          return recordedThen(emitOn(settings, call, "pull", pullTarget(call, name, manifest, tag)), manifest);
+          const held = manifest.bytes ? (manifest as StoredManifest & { bytes: Uint8Array }) : await withBytes(manifest);
+          return recordedThen(emitOn(settings, call, "pull", pullTarget(call, name, held, tag)), held);
         },
         async put(name, write, call) {
           const result = await below.manifests.put(name, write, call);
           if (result.created) await emitOn(settings, call, "repository.created", { repository: name });
           const { manifest, digest, bytes, tag } = write;
-          const references = [...manifest.blobs, ...manifest.manifests].map((d) => ({ mediaType: d.mediaType, digest: d.digest.value, size: d.size }));
-          await emitOn(settings, call, "push", manifestTarget(settings, call, name, digest.value, manifest.mediaType, bytes.byteLength, tag, references));
+          await emitOn(settings, call, "push", manifestTarget(settings, call, name, digest.value, manifest.mediaType, bytes.byteLength, tag, eventReferences(manifest)));
           return result;
         },
         async delete(name, digest, call) {
