@@ -15,7 +15,9 @@
 import { anyGlob } from "../../../../util/glob.js";
 import { tagLink } from "../layout.js";
 import { mapLimited } from "../storage-io.js";
-import { CONCURRENCY, type GcRun, type Repository } from "./state.js";
+import { CONCURRENCY, type CompiledRule, type GcRun, type Repository } from "./state.js";
+
+export type { CompiledRule };
 
 /** One retention rule; at least one of `keepLast`, `olderThanSeconds`, `tags` must be given. */
 export interface RetentionRule {
@@ -27,15 +29,6 @@ export interface RetentionRule {
   keepLast?: number;
   /** Tags pushed less than this many seconds ago are kept. */
   olderThanSeconds?: number;
-}
-
-/** A rule ready to apply. */
-export interface CompiledRule {
-  repository: (name: string) => boolean;
-  tag: (tag: string) => boolean;
-  keepLast: number;
-  /** Pushed after this time (ms since the epoch): kept; `-Infinity` when the rule has no age. */
-  keepAfter: number;
 }
 
 const list = (value: string | readonly string[] | undefined): readonly string[] => (value === undefined ? [] : typeof value === "string" ? [value] : value);

@@ -10,7 +10,15 @@ import type { LogHook } from "../../../../http/log.js";
 import type { StorageDriver } from "../../../../storage/driver.js";
 import type { Digest } from "../../../../oci/digest.js";
 import type { ManifestMeta } from "../layout.js";
-import type { CompiledRule } from "./retention.js";
+
+/** A retention rule ready to apply (retention.ts compiles them). */
+export interface CompiledRule {
+  repository: (name: string) => boolean;
+  tag: (tag: string) => boolean;
+  keepLast: number;
+  /** Pushed after this time (ms since the epoch): kept; `-Infinity` when the rule has no age. */
+  keepAfter: number;
+}
 
 /** Storage round trips in flight at once. */
 export const CONCURRENCY = 16;
