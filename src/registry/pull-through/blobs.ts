@@ -13,7 +13,7 @@ import type { Digest } from "../../oci/digest.js";
 import { RegistryError } from "../../oci/errors.js";
 import { createHasher } from "../../oci/hash.js";
 import { lockstepTee } from "../../util/lockstep-tee.js";
-import type { BlobContent, BlobStore, RegistryStores, StoreCall } from "../stores/types.js";
+import type { BlobContent, BlobReadOptions, BlobStore, RegistryStores, StoreCall } from "../stores/types.js";
 import { outcomeHeaders, upstreamFailure, type PullThroughSettings } from "./common.js";
 import type { PullThrough, ResolvedUpstream } from "./options.js";
 
@@ -21,72 +21,125 @@ function blobUnknown(digest: Digest): RegistryError {
   return new RegistryError("BLOB_UNKNOWN", "blob unknown to registry", 404, { digest: digest.value });
 }
 
+/** What the blob side of the cache works with. */
+interface Proxy {
+  below: RegistryStores;
+  pt: PullThrough;
+  settings: PullThroughSettings;
+}
+
+async function upstreamCall<T>(proxy: Proxy, up: ResolvedUpstream, what: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw upstreamFailure(up, error, proxy.settings.log, what);
+  }
+}
+
+/**
+ * Link bytes stored for another repository: the upstream must still confirm
+ * this repository has them, or a digest alone would open any stored blob.
+ * False when the bytes are not stored here at all.
+ */
+async function linkStored(proxy: Proxy, up: ResolvedUpstream, name: string, digest: Digest, call: StoreCall): Promise<boolean> {
+  const confirm = async () => {
+    const found = await upstreamCall(proxy, up, "blob HEAD", () => up.upstream.headBlob(up.remoteName, digest.value));
+    if (!found) throw blobUnknown(digest);
+    return true;
+  };
+  return (await proxy.below.blobs.mount(name, undefined, digest, call, confirm)) !== undefined;
+}
+
+/**
+ * Stream `body` into a fresh upload of `name` (registered like any upload,
+ * so a crash leaves what `removeAbandonedUploads` clears), check size and
+ * digest, then commit it. Nothing is visible unless every check passed.
+ */
+async function storeBlob(proxy: Proxy, up: ResolvedUpstream, name: string, digest: Digest, body: ReadableStream<Uint8Array>, size: number | undefined): Promise<void> {
+  const { below, settings } = proxy;
+  const reader = body.getReader();
+  let upstreamFailed = false;
+  const source = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const { done, value } = await reader.read().catch((error: unknown) => {
+          upstreamFailed = true;
+          throw error;
+        });
+        if (done) controller.close();
+        else controller.enqueue(value);
+      },
+      cancel: (reason) => reader.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  );
+  const session = await below.uploads.start(name, {}, { single: true });
+  try {
+    let appended;
+    try {
+      appended = await below.uploads.append(name, session, source, { expectedSize: 0, algorithm: digest.algorithm }, {});
+    } catch (error) {
+      // Let the client's side of the tee go on alone.
+      await reader.cancel(error).catch(() => {});
+      throw upstreamFailed ? upstreamFailure(up, error, settings.log, "blob body") : error;
+    }
+    if ((size !== undefined && appended.size !== size) || appended.digest !== digest.value) {
+      settings.log({ level: "warn", msg: "pull-through: upstream blob refused", prefix: up.prefix, repository: up.remoteName, digest: digest.value, computed: appended.digest, size: appended.size });
+      throw new RegistryError("UNKNOWN", "the upstream registry sent a blob that failed verification", 502, { prefix: up.prefix });
+    }
+    await below.uploads.commit(name, session, digest, { size: appended.size, computed: appended.digest }, {});
+  } catch (error) {
+    await below.uploads.cancel(name, session, {}).catch(() => {});
+    throw error;
+  }
+}
+
+/** The blob, as the stores below hold it now, marked with `outcome`. */
+async function fromBelow(proxy: Proxy, name: string, digest: Digest, options: BlobReadOptions, call: StoreCall, outcome: "hit" | "stored"): Promise<BlobContent | undefined> {
+  const content = await proxy.below.blobs.read(name, digest, options, call);
+  return content && { ...content, headers: outcomeHeaders(outcome) };
+}
+
+/**
+ * Fetch a blob missing here (the caller checked no fetch of it is under way,
+ * with no await since): the client reads the upstream's bytes, verified, while
+ * they are stored. A range is answered from below once the whole blob is stored.
+ */
+async function fetchBlob(proxy: Proxy, up: ResolvedUpstream, key: string, name: string, digest: Digest, options: BlobReadOptions, call: StoreCall): Promise<BlobContent | undefined> {
+  let handOver!: (value: { stream: ReadableStream<Uint8Array>; size?: number } | Error) => void;
+  const forClient = new Promise<{ stream: ReadableStream<Uint8Array>; size?: number } | Error>((resolve) => (handOver = resolve));
+  const flight = proxy.pt.flights.start(key, async () => {
+    let blob;
+    try {
+      blob = await up.upstream.getBlob(up.remoteName, digest.value);
+    } catch (error) {
+      const failure = upstreamFailure(up, error, proxy.settings.log, "blob GET");
+      handOver(failure);
+      throw failure;
+    }
+    if (!blob) {
+      handOver(blobUnknown(digest));
+      throw blobUnknown(digest);
+    }
+    const [toClient, toStore] = lockstepTee(blob.body);
+    handOver({ stream: toClient, size: blob.size });
+    await storeBlob(proxy, up, name, digest, toStore, blob.size);
+  });
+  const given = await forClient;
+  // Not upstream either: a missing blob reads as undefined.
+  if (given instanceof RegistryError && given.code === "BLOB_UNKNOWN") return undefined;
+  if (given instanceof Error) throw given;
+  if (options.range !== undefined) {
+    await given.stream.cancel();
+    await flight;
+    return fromBelow(proxy, name, digest, options, call, "stored");
+  }
+  return { kind: "bytes", digest, size: given.size ?? -1, body: verified(given.stream, digest, given.size), headers: outcomeHeaders("stored") };
+}
+
 /** `blobs.stat` and `blobs.read` of the repositories `pt` covers, over `below`. */
 export function proxiedBlobs(below: RegistryStores, pt: PullThrough, settings: PullThroughSettings): Pick<BlobStore, "stat" | "read"> {
-  const upstreamCall = async <T>(up: ResolvedUpstream, what: string, call: () => Promise<T>): Promise<T> => {
-    try {
-      return await call();
-    } catch (error) {
-      throw upstreamFailure(up, error, settings.log, what);
-    }
-  };
-
-  /**
-   * Bytes stored for another repository: the upstream must still confirm this
-   * repository has them, or a digest alone would open any stored blob.
-   */
-  const linkStored = async (up: ResolvedUpstream, name: string, digest: Digest, call: StoreCall): Promise<boolean> => {
-    const confirm = async () => {
-      const found = await upstreamCall(up, "blob HEAD", () => up.upstream.headBlob(up.remoteName, digest.value));
-      if (!found) throw blobUnknown(digest);
-      return true;
-    };
-    return (await below.blobs.mount(name, undefined, digest, call, confirm)) !== undefined;
-  };
-
-  /**
-   * Stream `body` into a fresh upload of `name` (registered like any upload,
-   * so a crash leaves what `removeAbandonedUploads` clears), check size and
-   * digest, then commit it. Nothing is visible unless every check passed.
-   */
-  const storeBlob = async (up: ResolvedUpstream, name: string, digest: Digest, body: ReadableStream<Uint8Array>, size: number | undefined, call: StoreCall): Promise<void> => {
-    const reader = body.getReader();
-    let upstreamFailed = false;
-    const source = new ReadableStream<Uint8Array>(
-      {
-        async pull(controller) {
-          const { done, value } = await reader.read().catch((error: unknown) => {
-            upstreamFailed = true;
-            throw error;
-          });
-          if (done) controller.close();
-          else controller.enqueue(value);
-        },
-        cancel: (reason) => reader.cancel(reason),
-      },
-      { highWaterMark: 0 },
-    );
-    const session = await below.uploads.start(name, {}, { single: true });
-    try {
-      let appended;
-      try {
-        appended = await below.uploads.append(name, session, source, { expectedSize: 0, algorithm: digest.algorithm }, {});
-      } catch (error) {
-        // Let the client's side of the tee go on alone.
-        await reader.cancel(error).catch(() => {});
-        throw upstreamFailed ? upstreamFailure(up, error, settings.log, "blob body") : error;
-      }
-      if ((size !== undefined && appended.size !== size) || appended.digest !== digest.value) {
-        settings.log({ level: "warn", msg: "pull-through: upstream blob refused", prefix: up.prefix, repository: up.remoteName, digest: digest.value, computed: appended.digest, size: appended.size });
-        throw new RegistryError("UNKNOWN", "the upstream registry sent a blob that failed verification", 502, { prefix: up.prefix });
-      }
-      await below.uploads.commit(name, session, digest, { size: appended.size, computed: appended.digest }, {});
-    } catch (error) {
-      await below.uploads.cancel(name, session, {}).catch(() => {});
-      throw error;
-    }
-  };
-
+  const proxy: Proxy = { below, pt, settings };
   return {
     async stat(name, digest, call) {
       const up = pt.lookup(name);
@@ -100,68 +153,27 @@ export function proxiedBlobs(below: RegistryStores, pt: PullThrough, settings: P
         return stored && { ...stored, headers: outcomeHeaders("hit") };
       }
       // A HEAD fetches nothing: the upstream's answer, nothing stored.
-      const found = await upstreamCall(up, "blob HEAD", () => up.upstream.headBlob(up.remoteName, digest.value));
-      if (!found) return undefined;
-      return { digest, size: found.size ?? -1, headers: outcomeHeaders("forwarded") };
+      const found = await upstreamCall(proxy, up, "blob HEAD", () => up.upstream.headBlob(up.remoteName, digest.value));
+      return found && { digest, size: found.size ?? -1, headers: outcomeHeaders("forwarded") };
     },
 
     async read(name, digest, options, call) {
       const up = pt.lookup(name);
       if (!up) return below.blobs.read(name, digest, options, call);
-      const hit = async (outcome: "hit" | "stored"): Promise<BlobContent | undefined> => {
-        const content = await below.blobs.read(name, digest, options, call);
-        return content && { ...content, headers: outcomeHeaders(outcome) };
-      };
-      if (await below.blobs.stat(name, digest, call)) return hit("hit");
+      if (await below.blobs.stat(name, digest, call)) return fromBelow(proxy, name, digest, options, call, "hit");
       const key = `blob ${name}@${digest.value}`;
       const running = pt.flights.get(key);
-      if (running) {
-        await running;
-        return hit("hit");
-      }
+      if (running) return running.then(() => fromBelow(proxy, name, digest, options, call, "hit"));
       try {
-        if (await linkStored(up, name, digest, call)) return hit("stored");
+        if (await linkStored(proxy, up, name, digest, call)) return fromBelow(proxy, name, digest, options, call, "stored");
       } catch (error) {
         if (error instanceof RegistryError && error.code === "BLOB_UNKNOWN") return undefined;
         throw error;
       }
       // Checked again with no await before the start: two pulls cannot both start a fetch.
       const started = pt.flights.get(key);
-      if (started) {
-        await started;
-        return hit("hit");
-      }
-      let handOver!: (value: { stream: ReadableStream<Uint8Array>; size?: number } | Error) => void;
-      const forClient = new Promise<{ stream: ReadableStream<Uint8Array>; size?: number } | Error>((resolve) => (handOver = resolve));
-      const flight = pt.flights.start(key, async () => {
-        let blob;
-        try {
-          blob = await up.upstream.getBlob(up.remoteName, digest.value);
-        } catch (error) {
-          const failure = upstreamFailure(up, error, settings.log, "blob GET");
-          handOver(failure);
-          throw failure;
-        }
-        if (!blob) {
-          handOver(blobUnknown(digest));
-          throw blobUnknown(digest);
-        }
-        const [toClient, toStore] = lockstepTee(blob.body);
-        handOver({ stream: toClient, size: blob.size });
-        await storeBlob(up, name, digest, toStore, blob.size, call);
-      });
-      const given = await forClient;
-      // Not upstream either: a missing blob reads as undefined.
-      if (given instanceof RegistryError && given.code === "BLOB_UNKNOWN") return undefined;
-      if (given instanceof Error) throw given;
-      if (options.range !== undefined) {
-        // A part of a blob not stored yet: store it whole first, then answer the range from below.
-        await given.stream.cancel();
-        await flight;
-        return hit("stored");
-      }
-      const content: BlobContent = { kind: "bytes", digest, size: given.size ?? -1, body: verified(given.stream, digest, given.size), headers: outcomeHeaders("stored") };
-      return content;
+      if (started) return started.then(() => fromBelow(proxy, name, digest, options, call, "hit"));
+      return fetchBlob(proxy, up, key, name, digest, options, call);
     },
   };
 }

@@ -26,6 +26,7 @@ function unknownDigest(digest: Digest): RegistryError {
 }
 
 /** `tags.resolve` and `manifests.get` of the repositories `pt` covers, over `below`. */
+// Over 80 lines: one closure over the stores below and the flights; each step is a short function inside.
 export function proxiedManifests(below: RegistryStores, pt: PullThrough, settings: PullThroughSettings): { resolve: TagStore["resolve"]; get: ManifestStore["get"] } {
   /** Run `fn` unless a fetch of `key` is under way in this process, in which case wait for that one. */
   const once = (key: string, fn: () => Promise<void>): Promise<void> => pt.flights.get(key) ?? pt.flights.start(key, fn);

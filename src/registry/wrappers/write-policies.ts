@@ -21,6 +21,7 @@ import type { ManifestWrite, RegistryStores, StoreCall, StoreWrapper } from "../
  * The policy wrapper. `storage` is the registry's (checked) driver, which
  * {@link WritePolicy.check} receives (a quota recounts usage from it).
  */
+// Over 80 lines: one closure over the policies; each store's methods describe their write in a few lines.
 export function policyStores(policies: readonly WritePolicy[], storage: StorageDriver): StoreWrapper {
   const policy = allPolicies(policies);
 

@@ -25,6 +25,7 @@ export function manifestUnknownDigest(digest: Digest): RegistryError {
 }
 
 /** The manifest store over `ctx`. */
+// Over 80 lines: one closure over the context whose methods are the store's, each short.
 export function baseManifests(ctx: BaseContext): ManifestStore {
   const { storage, layout } = ctx;
 

@@ -37,6 +37,7 @@ function busy(size: number): RegistryError {
 }
 
 /** The upload store over `ctx`. */
+// Over 80 lines: one closure over the context and its live hashers; the methods are the store's, each short.
 export function baseUploads(ctx: BaseContext): UploadStore {
   const { storage, layout, uploadLimits: limits } = ctx;
 
