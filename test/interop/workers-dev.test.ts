@@ -10,6 +10,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { connect } from "node:net";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -79,7 +80,9 @@ describe("examples/workers: npm run dev", () => {
 
   it("SIGTERM to npm stops wrangler and every workerd it started, and frees the port", async () => {
     const node = node24();
-    const modules = join(ROOT, ".runtimes/node_modules");
+    // wrangler as @cloudflare/vitest-plugin depends on it (hoisted or not, as npm laid it out).
+    const plugin = createRequire(join(ROOT, ".runtimes/node_modules/@cloudflare/vitest-plugin/package.json"));
+    const wrangler = dirname(plugin.resolve("wrangler/package.json"));
     const dir = join(work.path, "workers");
     mkdirSync(join(dir, "src"), { recursive: true });
     cpSync(join(EXAMPLE, "package.json"), join(dir, "package.json"));
@@ -87,7 +90,8 @@ describe("examples/workers: npm run dev", () => {
     writeFileSync(join(dir, "wrangler.toml"), 'name = "dev-signal-test"\nmain = "src/index.js"\ncompatibility_date = "2026-01-01"\n');
     writeFileSync(join(dir, "src/index.js"), 'export default { fetch: () => new Response("ok") };\n');
     // As `npm install` in the folder would leave it: node_modules/.bin/wrangler.
-    symlinkSync(modules, join(dir, "node_modules"));
+    mkdirSync(join(dir, "node_modules/.bin"), { recursive: true });
+    symlinkSync(join(wrangler, "bin/wrangler.js"), join(dir, "node_modules/.bin/wrangler"));
 
     const port = await freePort();
     let output = "";
