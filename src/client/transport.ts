@@ -81,7 +81,9 @@ export class Transport {
       const scheme = this.#schemes.get(registry);
       if (scheme) await this.#authorize(headers, scheme, registry, request);
       const body = request.body ? await request.body() : null;
-      const response = await this.fetchImpl(request.url, {
+      // Called as a plain function: workerd's fetch throws "Illegal invocation" when its `this` is another object.
+      const fetchImpl = this.fetchImpl;
+      const response = await fetchImpl(request.url, {
         method: request.method,
         headers,
         body,
