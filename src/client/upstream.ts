@@ -3,14 +3,17 @@
  * `createRegistry({ pullThrough })`, spoken to over HTTP through the client's
  * transport: anonymous, Basic, or the Bearer token flow (challenge, token
  * endpoint, one scope per repository, tokens reused until shortly before they
- * expire). It fetches; the registry verifies and stores.
+ * expire); credentials go only to realms on the upstream's origin or
+ * configured (realms.ts). It fetches; the registry verifies and stores.
  *
  * @module
  */
+import { silent, type LogHook } from "../http/log.js";
 import { readAll } from "../util/streams.js";
 import { encodeBasic, registryKey, type CredentialStore } from "./credentials.js";
 import { RegistryClientError, discard, errorFromResponse } from "./errors.js";
 import { MANIFEST_ACCEPT } from "./manifest.js";
+import { realmPolicy, trustedRealms } from "./realms.js";
 import { Transport } from "./transport.js";
 
 /** A user name and password for an upstream registry (or its token endpoint). */
@@ -38,6 +41,16 @@ export interface RegistryUpstreamOptions {
   fetch?: typeof fetch;
   /** `User-Agent` of upstream requests. Default `registry-kit-proxy`. */
   userAgent?: string;
+  /**
+   * Token realms besides the upstream's own origin that may receive
+   * `credentials`, as URLs (`https://auth.docker.io/token`; a path ending in
+   * `/` covers every path under it). A challenge naming any other realm gets
+   * a token request without credentials, and a `warn` log event. Docker Hub
+   * (`https://registry-1.docker.io`) needs `["https://auth.docker.io/token"]`.
+   */
+  realms?: readonly string[];
+  /** Receives the refused realms (one `warn` each). Default: dropped. */
+  log?: LogHook;
 }
 
 /** What {@link registryUpstream} returns: the `Upstream` contract of `registry-kit/registry`. */
@@ -96,7 +109,8 @@ export function registryUpstream(options: RegistryUpstreamOptions): RegistryUpst
     async set() {},
     async delete() {},
   };
-  const transport = new Transport({ credentials, userAgent: options.userAgent ?? "registry-kit-proxy", ...(options.fetch ? { fetch: options.fetch } : {}) });
+  const realmAllowed = realmPolicy(base, trustedRealms(options.realms ?? []), options.log ?? silent);
+  const transport = new Transport({ credentials, realmAllowed, userAgent: options.userAgent ?? "registry-kit-proxy", ...(options.fetch ? { fetch: options.fetch } : {}) });
 
   /** Send with a timeout that covers the headers; `keep` extends it over the body too. */
   const send = async (method: string, name: string, path: string, accept: string | undefined, signal: AbortSignal | undefined, what: string) => {
