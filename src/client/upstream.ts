@@ -91,7 +91,9 @@ export interface RegistryUpstream {
  * An upstream registry for `createRegistry({ pullThrough: { upstreams: [{ prefix, upstream }] } })`.
  * 404 answers `undefined`; any other failure (network, timeout, refused login,
  * 5xx, 429) throws a `RegistryClientError` whose `status` is the HTTP status
- * (0 when there was none).
+ * (0 when there was none). A repository refused to the account (403, or 401
+ * `insufficient_scope`) throws one with `refused: "repository"` too, which the
+ * cache answers 403 `DENIED`.
  */
 export function registryUpstream(options: RegistryUpstreamOptions): RegistryUpstream {
   const base = new URL(options.url);
@@ -138,7 +140,12 @@ export function registryUpstream(options: RegistryUpstreamOptions): RegistryUpst
       discard(response);
       return false;
     }
-    if (response.status !== 200) throw await errorFromResponse(response, what);
+    if (response.status !== 200) {
+      const refused = refusesRepository(response);
+      const error = await errorFromResponse(response, what);
+      // The login worked (or was not needed), the repository is closed to this account: not a failure of ours.
+      throw refused ? Object.assign(error, { refused: "repository" as const }) : error;
+    }
     return true;
   };
   const sizeOf = (response: Response): number | undefined => {
@@ -195,6 +202,17 @@ export function registryUpstream(options: RegistryUpstreamOptions): RegistryUpst
       return { body: idleLimited(response.body, timeoutMs, what), ...(size !== undefined ? { size } : {}) };
     },
   };
+}
+
+/**
+ * Whether the upstream refused the repository itself rather than the login:
+ * a 403, or a 401 whose Bearer challenge says `insufficient_scope` (a valid
+ * token without this repository, as Docker Hub answers for a private or
+ * missing one). A 401 to Basic credentials or to a bad token is a failed login.
+ */
+function refusesRepository(response: Response): boolean {
+  if (response.status === 403) return true;
+  return response.status === 401 && /error="?insufficient_scope/i.test(response.headers.get("www-authenticate") ?? "");
 }
 
 /** `body`, failing with a `TIMEOUT` error when no chunk arrives for `ms` (a stalled upstream must not hold a fetch forever). */

@@ -6,7 +6,8 @@
  * moved into place, the storage's one-writer/final-move contract), and the
  * client's copy holds back its last chunk until the digest matched
  * (verified-body.ts), so a mismatch is never a complete body.
- * Concurrent pulls of the same missing blob wait for that one fetch.
+ * Concurrent pulls of the same missing blob wait for that one fetch, and
+ * concurrent asks for its `HEAD` upstream share one.
  *
  * @module
  */
@@ -45,7 +46,7 @@ export async function pullBlob(ctx: RegistryContext, pt: PullThrough, up: Resolv
   if (await exists(ctx.storage, blobData(digest))) {
     // The bytes are here for another repository; the upstream must still confirm
     // this repository has them, or a digest alone would open any stored blob.
-    const found = await upstreamCall(ctx, up, "blob HEAD", () => up.upstream.headBlob(up.remoteName, digest.value));
+    const found = await askHead(ctx, pt, up, name, digest);
     if (!found) throw blobUnknown(digest);
     await ctx.storage.write(layerLink(name, digest), new TextEncoder().encode(digest.value));
     await ensureRepository(ctx.storage, name);
@@ -53,7 +54,7 @@ export async function pullBlob(ctx: RegistryContext, pt: PullThrough, up: Resolv
   }
   if (head) {
     // A HEAD fetches nothing: the upstream's answer, nothing stored.
-    const found = await upstreamCall(ctx, up, "blob HEAD", () => up.upstream.headBlob(up.remoteName, digest.value));
+    const found = await askHead(ctx, pt, up, name, digest);
     if (!found) throw blobUnknown(digest);
     const headers = blobHeaders(digest, found.size);
     return marked(new Response(null, { status: 200, headers }), "forwarded");
@@ -118,12 +119,15 @@ function blobHeaders(digest: Digest, size: number | undefined): Headers {
   return headers;
 }
 
-async function upstreamCall<T>(ctx: RegistryContext, up: ResolvedUpstream, what: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    throw upstreamFailure(up, error, ctx.log, what);
-  }
+/** The upstream's blob `HEAD`, one at a time: concurrent asks for one blob of one repository share the answer. */
+function askHead(ctx: RegistryContext, pt: PullThrough, up: ResolvedUpstream, name: string, digest: Digest): Promise<{ size?: number } | undefined> {
+  return pt.flights.join(`blob HEAD ${name}@${digest.value}`, async () => {
+    try {
+      return await up.upstream.headBlob(up.remoteName, digest.value);
+    } catch (error) {
+      throw upstreamFailure(up, error, ctx.log, "blob HEAD");
+    }
+  });
 }
 
 /**
