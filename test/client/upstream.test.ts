@@ -88,6 +88,15 @@ describe("registryUpstream: credentials go only to trusted token realms", () => 
     expect(underPrefix.toRealm().map((s) => s.authorization)).toEqual([BASIC]);
   });
 
+  it("an upstream without credentials logs nothing about realms (Docker Hub pulled anonymously)", async () => {
+    const h = hosts("https://registry-1.docker.io", "https://auth.docker.io/token");
+    const events: LogEvent[] = [];
+    const upstream = registryUpstream({ url: "https://registry-1.docker.io", fetch: h.fetch, log: (e) => events.push(e) });
+    expect(await upstream.headBlob("library/alpine", `sha256:${"a".repeat(64)}`)).toEqual({ size: 3 });
+    expect(h.toRealm().map((s) => s.authorization)).toEqual([null]);
+    expect(events).toEqual([]);
+  });
+
   it("refuses a configured realm that is not an http(s) URL", () => {
     expect(() => registryUpstream({ url: "https://upstream.test", realms: ["auth.docker.io"] })).toThrow(TypeError);
     expect(() => registryUpstream({ url: "https://upstream.test", realms: ["ftp://auth.docker.io/"] })).toThrow(TypeError);
