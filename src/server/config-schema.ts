@@ -111,7 +111,7 @@ export const SCHEMA: KeySpec = {
     http: "ok",
     tcp: "ok",
   },
-  proxy: { remoteurl: "ok", username: "ok", password: "ok", ttl: "ok", exec: "refused" },
+  proxy: { remoteurl: "ok", username: "ok", password: "ok", ttl: "ok", realms: "ok", exec: "refused" },
   validation: {
     enabled: "ok",
     disabled: "ok",
