@@ -1,0 +1,59 @@
+/**
+ * Moving: the final step of an upload. Under the source's lease, check
+ * `expectedSize`, copy the blob server-side (Copy Blob, pinned to the ETag it
+ * checked, polled while the service reports it pending), then delete the
+ * source naming the lease.
+ *
+ * @module
+ */
+import { StorageError, type MoveOptions } from "../driver.js";
+import { sleep } from "../s3/client.js";
+import type { AzureContext } from "./context.js";
+import { acquireLease } from "./lease.js";
+
+/** How long a pending copy is waited for, in ms. */
+const COPY_WAIT_MS = 10 * 60_000;
+
+/** The driver's `move`. */
+export async function move(ctx: AzureContext, from: string, to: string, options?: MoveOptions): Promise<void> {
+  const source = ctx.names.blob(from);
+  const lease = await acquireLease(ctx.client, source, "move");
+  if (!lease) throw new StorageError("not_found", "no object to move");
+  let deleted = false;
+  try {
+    // Under the lease nothing is appended: these are the bytes the move publishes.
+    const head = await ctx.client.send({ op: "move", method: "HEAD", blob: source, accept: [404] });
+    if (head.status === 404) throw new StorageError("not_found", "no object to move");
+    const size = Number(head.headers.get("content-length") ?? "0");
+    if (options?.expectedSize !== undefined && size !== options.expectedSize) {
+      throw new StorageError("conflict", `object size is ${size}, expected ${options.expectedSize}`);
+    }
+    if (from === to) return;
+    await copyBlob(ctx, source, head.headers.get("etag") ?? "", ctx.names.blob(to));
+    const removed = await ctx.client.send({ op: "move", method: "DELETE", blob: source, headers: { "x-ms-lease-id": lease.id }, accept: [404] });
+    void removed.body?.cancel();
+    deleted = true;
+  } finally {
+    if (!deleted) await lease.release();
+  }
+}
+
+/** Copy blob `source` (as of `etag`) to `target` in the same account, and wait until the copy is done. */
+export async function copyBlob(ctx: AzureContext, source: string, etag: string, target: string): Promise<void> {
+  const { client } = ctx;
+  const headers: Record<string, string> = { "x-ms-copy-source": client.url(source).href };
+  if (etag) headers["x-ms-source-if-match"] = etag;
+  const started = await client.send({ op: "move", method: "PUT", blob: target, headers });
+  void started.body?.cancel();
+  let status = started.headers.get("x-ms-copy-status");
+  const id = started.headers.get("x-ms-copy-id");
+  const deadline = Date.now() + COPY_WAIT_MS;
+  for (let attempt = 0; status === "pending"; attempt++) {
+    if (Date.now() > deadline) throw new StorageError("io", `azure move ${JSON.stringify(target)}: the copy is still pending after ${COPY_WAIT_MS / 60_000} minutes`);
+    await sleep(Math.min(1_000, 50 * 2 ** attempt));
+    const head = await client.send({ op: "move", method: "HEAD", blob: target });
+    if (id && head.headers.get("x-ms-copy-id") !== id) throw new StorageError("conflict", `azure move ${JSON.stringify(target)}: another copy replaced this one`);
+    status = head.headers.get("x-ms-copy-status");
+  }
+  if (status !== null && status !== "success") throw new StorageError("io", `azure move ${JSON.stringify(target)}: the copy ended ${status}`);
+}
