@@ -129,6 +129,14 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
       "R2StorageOptions", "R2UploadedPartInfo",
     ],
   },
+  "./storage/azure": {
+    values: [
+      "azureStorage",
+    ],
+    types: [
+      "AzureStorageOptions",
+    ],
+  },
   "./testing": {
     values: [
       "describeStorageContract", "describeUserStoreContract",
