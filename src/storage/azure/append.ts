@@ -12,7 +12,6 @@ import { commitBlocks, committedBlocks, stageBlocks, type BlockList } from "./bl
 import type { AzureContext } from "./context.js";
 import { acquireLease, type Lease } from "./lease.js";
 import { blockIds } from "./names.js";
-import { rangeHeaders } from "./read.js";
 
 /** The driver's `append`. */
 export async function append(ctx: AzureContext, key: string, body: StorageBody, options?: AppendOptions): Promise<number> {
@@ -34,7 +33,10 @@ export async function append(ctx: AzureContext, key: string, body: StorageBody, 
     const kept = list.size === list.blockBytes ? list.ids : await restage(ctx, blob, list, id, lease.id, signal);
     const staged = await stageBlocks(ctx, blob, first, reader, id, { start: kept === list.ids ? 0 : kept.length, leaseId: lease.id, signal, op: "append" });
     // Fails when a delete broke the lease or a move took the blob meanwhile: the append then leaves nothing.
-    await commitBlocks(ctx, blob, [...kept, ...staged.ids], { headers: { "x-ms-lease-id": lease.id, "if-match": list.etag }, signal, op: "append" });
+    const headers: Record<string, string> = { "x-ms-lease-id": lease.id };
+    // Azure may leave out the ETag of a blob without blocks; the lease alone then guards the commit.
+    if (list.etag) headers["if-match"] = list.etag;
+    await commitBlocks(ctx, blob, [...kept, ...staged.ids], { headers, signal, op: "append" });
     return list.size + staged.bytes;
   } catch (error) {
     await reader.cancel(error);
@@ -74,7 +76,7 @@ async function leaseOrCreate(ctx: AzureContext, blob: string, options: AppendOpt
 
 /** Stage the bytes of a blob without blocks (one Put Blob) as blocks, pinned to its ETag; their ids. */
 async function restage(ctx: AzureContext, blob: string, list: BlockList, id: (index: number) => string, leaseId: string, signal: AbortSignal | undefined): Promise<string[]> {
-  const response = await ctx.client.send({ op: "append", method: "GET", blob, headers: { ...rangeHeaders(0, undefined), "if-match": list.etag }, signal });
+  const response = await ctx.client.send({ op: "append", method: "GET", blob, headers: list.etag ? { "if-match": list.etag } : {}, signal });
   const reader = new PieceReader(response.body!, ctx.blockSize, signal, 1);
   try {
     return (await stageBlocks(ctx, blob, undefined, reader, id, { leaseId, signal, op: "append" })).ids;
