@@ -146,8 +146,13 @@ describe("azure driver: retries and errors", () => {
     const bad = await driver({ accountKey: wrongKey }).store.write("k", encoder.encode("x")).catch((e: unknown) => e);
     expect(bad).toMatchObject({ code: "io", message: expect.stringMatching(/403 .*check the account name and key/) });
     expect(String((bad as Error).message)).not.toContain(wrongKey);
-    const missing = await driver({ container: "no-such-container" }).store.write("k", encoder.encode("x")).catch((e: unknown) => e);
+    const noContainer = driver({ container: "no-such-container" }).store;
+    const missing = await noContainer.write("k", encoder.encode("x")).catch((e: unknown) => e);
     expect(missing).toMatchObject({ code: "io", message: expect.stringContaining("the container does not exist") });
     expect(String((missing as Error).message)).not.toContain(AZURITE_KEY);
+    // Not "no such object": a stat or a read of a missing container fails.
+    await expect(noContainer.stat("k")).rejects.toMatchObject({ code: "io", message: expect.stringContaining("the container does not exist") });
+    await expect(noContainer.read("k")).rejects.toMatchObject({ code: "io" });
+    await expect(noContainer.list("p")).rejects.toMatchObject({ code: "io" });
   });
 });

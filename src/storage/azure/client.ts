@@ -105,7 +105,9 @@ export class AzureClient {
         }
         throw new StorageError("io", `azure ${request.op}${describe(request.blob)}: network error (${errorMessage(error)})`, { cause: error });
       }
-      if (response.status < 300 || request.accept?.includes(response.status)) return response;
+      // A missing container is never "no such blob", even where the caller accepts a 404.
+      const missingContainer = response.status === 404 && response.headers.get("x-ms-error-code") === "ContainerNotFound";
+      if (response.status < 300 || (request.accept?.includes(response.status) && !missingContainer)) return response;
       const { code, message } = await readError(response);
       if (RETRY_STATUS.has(response.status) && attempt < maxRetries) {
         await sleep(backoff(attempt, retryBaseMs, response.headers.get("retry-after")), request.signal);
