@@ -41,7 +41,7 @@ function azuriteBlobMain(): string {
 export async function startAzurite(location: string): Promise<{ child: ChildProcess; port: number }> {
   const child = spawn(process.execPath, [
     azuriteBlobMain(), "--blobHost", "127.0.0.1", "--blobPort", "0", "--location", location,
-    "--skipApiVersionCheck", "--disableTelemetry",
+    "--skipApiVersionCheck", "--disableTelemetry", "--silent",
   ], { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   const port = await new Promise<number>((resolve, reject) => {
@@ -51,7 +51,7 @@ export async function startAzurite(location: string): Promise<{ child: ChildProc
       const match = /successfully listens on http:\/\/127\.0\.0\.1:(\d+)/.exec(output);
       if (match) {
         clearTimeout(timer);
-        // Stop buffering the access log; keep draining the pipes.
+        // Stop buffering the output; keep draining the pipes.
         child.stdout!.removeListener("data", onData);
         child.stdout!.resume();
         resolve(Number(match[1]));
