@@ -53,6 +53,21 @@ describe("azure driver: one writer across driver instances", () => {
     expect(await a.store.stat("up/data")).toBeUndefined();
   });
 
+  it("an append whose body is held longer than a lease keeps it (renewed): a move meanwhile is refused", async () => {
+    const a = driver({ leaseSeconds: 15 });
+    const b = driver({ rootDirectory: a.root, leaseSeconds: 15 });
+    await a.store.append("up/data", encoder.encode("first"));
+    const held = heldStream(encoder.encode("-slow"), encoder.encode("-body"));
+    const appending = a.store.append("up/data", held.stream, { expectedSize: 5, create: false });
+    await held.started;
+    // Past the 15 s the lease was taken for: only a renewal keeps the move out.
+    await new Promise((resolve) => setTimeout(resolve, 17_000));
+    await expect(b.store.move("up/data", "blob", { expectedSize: 5 })).rejects.toMatchObject({ code: "conflict" });
+    held.release();
+    expect(await appending).toBe(15);
+    expect(await text(a.store, "up/data")).toBe("first-slow-body");
+  }, 60_000);
+
   it("a crashed writer's lease holds off appends and moves; a delete breaks it", async () => {
     const { store, root } = driver();
     await store.append("up/data", encoder.encode("abc"));
@@ -132,6 +147,10 @@ describe("azure driver: retries and errors", () => {
       expect(await text(store, "r")).toBe("retried");
       expect(faulty.count()).toBeGreaterThanOrEqual(4);
     }
+  });
+
+  it("refuses a lease length Azure does not offer", () => {
+    for (const leaseSeconds of [14, 61, 1.5]) expect(() => driver({ leaseSeconds })).toThrow(/leaseSeconds/);
   });
 
   it("gives up after maxRetries with an io error naming the status", async () => {

@@ -57,7 +57,7 @@ export async function append(ctx: AzureContext, key: string, body: StorageBody, 
 async function leaseOrCreate(ctx: AzureContext, blob: string, options: AppendOptions | undefined): Promise<Lease> {
   const expected = options?.expectedSize;
   for (let attempt = 0; attempt < 3; attempt++) {
-    const lease = await acquireLease(ctx.client, blob, "append", { wait: expected === undefined, signal: options?.signal });
+    const lease = await acquireLease(ctx.client, blob, "append", { wait: expected === undefined, signal: options?.signal, seconds: ctx.leaseSeconds });
     if (lease) return lease;
     if (options?.create === false || (expected !== undefined && expected !== 0)) throw new StorageError("conflict", "the object does not exist");
     // If-None-Match: a racing append may create it first; both then race for the lease.

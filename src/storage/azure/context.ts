@@ -17,6 +17,8 @@ export interface AzureContext {
   readonly blockSize: number;
   /** Blocks staged in parallel by one write. */
   readonly concurrency: number;
+  /** How long a lease (the writer lock) lasts unless renewed, in seconds: what a crashed writer blocks a key for. */
+  readonly leaseSeconds: number;
   /** How often a GET body resumes after a failed connection. */
   readonly maxRetries: number;
 }

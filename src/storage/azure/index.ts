@@ -25,6 +25,7 @@ import { append } from "./append.js";
 import { AzureClient } from "./client.js";
 import type { AzureContext } from "./context.js";
 import { deleteObject, deletePrefix } from "./delete.js";
+import { LEASE_SECONDS } from "./lease.js";
 import { list } from "./list.js";
 import { move } from "./move.js";
 import { BlobNames } from "./names.js";
@@ -51,6 +52,13 @@ export interface AzureStorageOptions {
   rootDirectory?: string;
   /** Block size in bytes; default 8 MiB, at most 4000 MiB. Writes up to it are one request; a blob has at most 50 000 blocks. */
   blockSize?: number;
+  /**
+   * How long the lease that makes an append or a move the one writer of a key
+   * lasts unless renewed (it is renewed every third of that while the operation
+   * runs), in seconds: 15 to 60, default 60. A process that dies holding one
+   * blocks appends and moves of that key for at most this long.
+   */
+  leaseSeconds?: number;
   /** Blocks staged in parallel by one write; default 2. A write buffers at most `blockSize × (concurrency + 1)` bytes. */
   concurrency?: number;
   /** Retries of a failed request (network errors, 5xx, 408, 429); default 5. */
@@ -111,6 +119,8 @@ function createContext(options: AzureStorageOptions): AzureContext {
   if (root && (!/^[A-Za-z0-9._@:+=/-]+$/.test(root) || root.split("/").some((s) => s === "" || s === "." || s === ".."))) {
     throw new TypeError("azureStorage: rootDirectory has invalid characters");
   }
+  const leaseSeconds = options.leaseSeconds ?? LEASE_SECONDS;
+  if (!Number.isSafeInteger(leaseSeconds) || leaseSeconds < 15 || leaseSeconds > 60) throw new TypeError("azureStorage: leaseSeconds must be an integer from 15 to 60");
   const maxRetries = options.maxRetries ?? 5;
   const client = new AzureClient({
     account: accountName,
@@ -121,7 +131,7 @@ function createContext(options: AzureStorageOptions): AzureContext {
     retryBaseMs: options.retryBaseMs ?? 100,
     fetch: options.fetch ?? globalThis.fetch,
   });
-  return { client, names: new BlobNames(root), blockSize, concurrency, maxRetries };
+  return { client, names: new BlobNames(root), blockSize, concurrency, leaseSeconds, maxRetries };
 }
 
 function isLoopback(hostname: string): boolean {

@@ -12,8 +12,8 @@
  * makes the append's commit fail, and the moved bytes are exactly the ones the
  * move saw.
  *
- * Leases last {@link LEASE_SECONDS} and are renewed while the operation runs (a
- * body may stream for long): a process that dies holding one blocks the key for
+ * Leases last `leaseSeconds` (default {@link LEASE_SECONDS}) and are renewed every
+ * third of that while the operation runs (a body may stream for long): a process that dies holding one blocks the key for
  * at most that long. `delete` breaks a lease before it deletes, so a cancel
  * always wins over an append in progress, whose commit then fails.
  *
@@ -23,10 +23,8 @@ import { StorageError } from "../driver.js";
 import { sleep } from "../s3/client.js";
 import type { AzureClient } from "./client.js";
 
-/** A lease's length: Azure allows 15 to 60 seconds (or infinite). */
+/** A lease's default length: Azure allows 15 to 60 seconds (or infinite). */
 export const LEASE_SECONDS = 60;
-/** How often a held lease is renewed. */
-const RENEW_MS = 20_000;
 /** How long an append without an expected size waits for another writer, in ms. */
 const WAIT_MS = 10_000;
 
@@ -47,8 +45,9 @@ export async function acquireLease(
   client: AzureClient,
   blob: string,
   op: string,
-  options: { wait?: boolean; signal?: AbortSignal | undefined } = {},
+  options: { wait?: boolean; signal?: AbortSignal | undefined; seconds?: number } = {},
 ): Promise<Lease | undefined> {
+  const seconds = options.seconds ?? LEASE_SECONDS;
   const id = crypto.randomUUID();
   const deadline = Date.now() + WAIT_MS;
   for (let attempt = 0; ; attempt++) {
@@ -58,13 +57,13 @@ export async function acquireLease(
       method: "PUT",
       blob,
       query: { comp: "lease" },
-      headers: { "x-ms-lease-action": "acquire", "x-ms-lease-duration": String(LEASE_SECONDS), "x-ms-proposed-lease-id": id },
+      headers: { "x-ms-lease-action": "acquire", "x-ms-lease-duration": String(seconds), "x-ms-proposed-lease-id": id },
       accept: [404, 409],
     });
     void response.body?.cancel();
     if (response.status === 404) return undefined;
     // A retried acquire whose first attempt landed finds its own lease: Azure answers it as a success.
-    if (response.status < 300) return held(client, blob, op, id);
+    if (response.status < 300) return held(client, blob, op, id, (seconds * 1000) / 3);
     if (!options.wait || Date.now() >= deadline) {
       throw new StorageError("conflict", `azure ${op}: another append or move of this object is in progress`);
     }
@@ -72,11 +71,11 @@ export async function acquireLease(
   }
 }
 
-function held(client: AzureClient, blob: string, op: string, id: string): Lease {
+function held(client: AzureClient, blob: string, op: string, id: string, renewMs: number): Lease {
   const lease = (action: "renew" | "release"): Promise<void> =>
     client.send({ op, method: "PUT", blob, query: { comp: "lease" }, headers: { "x-ms-lease-action": action, "x-ms-lease-id": id }, accept: [404, 409] })
       .then((response) => response.body?.cancel(), () => {});
-  const timer = setInterval(() => void lease("renew"), RENEW_MS);
+  const timer = setInterval(() => void lease("renew"), renewMs);
   (timer as { unref?: () => void }).unref?.();
   return {
     id,

@@ -17,7 +17,7 @@ const COPY_WAIT_MS = 10 * 60_000;
 /** The driver's `move`. */
 export async function move(ctx: AzureContext, from: string, to: string, options?: MoveOptions): Promise<void> {
   const source = ctx.names.blob(from);
-  const lease = await acquireLease(ctx.client, source, "move");
+  const lease = await acquireLease(ctx.client, source, "move", { seconds: ctx.leaseSeconds });
   if (!lease) throw new StorageError("not_found", "no object to move");
   let deleted = false;
   try {
