@@ -11,6 +11,9 @@ import { checked, StorageError, type StorageDriver } from "../../src/storage/dri
 import { azureStorage, type AzureStorageOptions } from "../../src/storage/azure/index.js";
 import { acquireLease } from "../../src/storage/azure/lease.js";
 import { AzureClient } from "../../src/storage/azure/client.js";
+import type { AzureContext } from "../../src/storage/azure/context.js";
+import { copyBlob, SYNC_COPY_LIMIT } from "../../src/storage/azure/move.js";
+import { BlobNames } from "../../src/storage/azure/names.js";
 import { collect, encoder, heldStream, randomBytes } from "../../src/testing/storage-contract/streams-fixtures.js";
 import { AZURITE_ACCOUNT, AZURITE_KEY, freshRoot, useAzurite } from "./helpers/azurite.js";
 
@@ -105,6 +108,26 @@ describe("azure driver: blocks", () => {
     const all = await collect((await store.read("obj"))!);
     expect(Buffer.from(all).equals(Buffer.concat([head, tail, encoder.encode("!")]))).toBe(true);
   });
+});
+
+describe("azure driver: the copy of a move", () => {
+  const context = (): AzureContext => ({
+    client: new AzureClient({ account: AZURITE_ACCOUNT, accountKey: AZURITE_KEY, container: "driver-test", serviceURL: new URL(azurite.serviceURL), maxRetries: 1, retryBaseMs: 10, fetch }),
+    names: new BlobNames(""), blockSize: 8 << 20, concurrency: 2, leaseSeconds: 60, maxRetries: 1,
+  });
+
+  for (const [how, size] of [["Copy Blob From URL (up to 256 MiB)", 5], ["Copy Blob (larger)", SYNC_COPY_LIMIT + 1]] as const) {
+    it(`${how}: copies the bytes pinned to the ETag checked, and refuses a source changed since`, async () => {
+      const { store, root } = driver();
+      await store.write("src", encoder.encode("bytes"));
+      const etag = (await context().client.send({ op: "t", method: "HEAD", blob: `${root}/src` })).headers.get("etag")!;
+      await copyBlob(context(), `${root}/src`, etag, size, `${root}/dst`);
+      expect(await text(store, "dst")).toBe("bytes");
+      await store.write("src", encoder.encode("other"));
+      await expect(copyBlob(context(), `${root}/src`, etag, size, `${root}/dst2`)).rejects.toMatchObject({ code: "conflict" });
+      expect(await store.stat("dst2")).toBeUndefined();
+    });
+  }
 });
 
 describe("azure driver: listings", () => {

@@ -1,8 +1,8 @@
 /**
  * Moving: the final step of an upload. Under the source's lease, check
- * `expectedSize`, copy the blob server-side (Copy Blob, pinned to the ETag it
- * checked, polled while the service reports it pending), then delete the
- * source naming the lease.
+ * `expectedSize`, copy the blob server-side (Copy Blob From URL up to 256 MiB,
+ * else Copy Blob, polled while the service reports it pending; either pinned to
+ * the ETag it checked), then delete the source naming the lease.
  *
  * @module
  */
@@ -10,6 +10,7 @@ import { StorageError, type MoveOptions } from "../driver.js";
 import { sleep } from "../s3/client.js";
 import type { AzureContext } from "./context.js";
 import { acquireLease } from "./lease.js";
+import { sasURL } from "./redirect.js";
 
 /** How long a pending copy is waited for, in ms. */
 const COPY_WAIT_MS = 10 * 60_000;
@@ -29,7 +30,7 @@ export async function move(ctx: AzureContext, from: string, to: string, options?
       throw new StorageError("conflict", `object size is ${size}, expected ${options.expectedSize}`);
     }
     if (from === to) return;
-    await copyBlob(ctx, source, head.headers.get("etag") ?? "", ctx.names.blob(to));
+    await copyBlob(ctx, source, head.headers.get("etag") ?? "", size, ctx.names.blob(to));
     const removed = await ctx.client.send({ op: "move", method: "DELETE", blob: source, headers: { "x-ms-lease-id": lease.id }, accept: [404] });
     void removed.body?.cancel();
     deleted = true;
@@ -38,10 +39,25 @@ export async function move(ctx: AzureContext, from: string, to: string, options?
   }
 }
 
-/** Copy blob `source` (as of `etag`) to `target` in the same account, and wait until the copy is done. */
-export async function copyBlob(ctx: AzureContext, source: string, etag: string, target: string): Promise<void> {
+/** The largest source Copy Blob From URL copies synchronously (Azure's limit: 256 MiB). */
+export const SYNC_COPY_LIMIT = 256 * 1024 * 1024;
+/** How long the SAS of a synchronous copy's source stays valid. */
+const SOURCE_SAS_MS = 15 * 60_000;
+
+/**
+ * Copy blob `source` (as of `etag`, `size` bytes) to `target` in the same
+ * account. Up to {@link SYNC_COPY_LIMIT}, Copy Blob From URL: the target appears
+ * whole when the answer comes. Larger, Copy Blob, polled until it is done; Azure
+ * usually finishes a copy within one account before it answers, but while it
+ * reports one pending the target exists before all its bytes do.
+ */
+export async function copyBlob(ctx: AzureContext, source: string, etag: string, size: number, target: string): Promise<void> {
   const { client } = ctx;
-  const headers: Record<string, string> = { "x-ms-copy-source": client.url(source).href };
+  const sync = size <= SYNC_COPY_LIMIT;
+  const headers: Record<string, string> = sync
+    // The service reads the source through this URL: a short read-only SAS authorizes it.
+    ? { "x-ms-copy-source": await sasURL(client, source, new Date(Date.now() + SOURCE_SAS_MS)), "x-ms-requires-sync": "true" }
+    : { "x-ms-copy-source": client.url(source).href };
   if (etag) headers["x-ms-source-if-match"] = etag;
   const started = await client.send({ op: "move", method: "PUT", blob: target, headers });
   void started.body?.cancel();
