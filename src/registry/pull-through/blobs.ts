@@ -3,18 +3,20 @@
  * bytes go to the client and into the upload store below together, read in
  * lockstep (memory stays flat whatever either side's speed), hashed on both
  * ways; the stored copy becomes visible only after its digest matched (the
- * upload's commit), and the client's stream fails instead of ending when the
- * bytes do not match. Concurrent pulls of the same missing blob wait for that
- * one fetch.
+ * upload's commit), and the client's copy holds back its last chunk until
+ * the digest matched (verified-body.ts), so a mismatch is never a complete
+ * body. Concurrent pulls of the same missing blob wait for that one fetch,
+ * and concurrent asks for its `HEAD` upstream share one.
  *
  * @module
  */
 import type { Digest } from "../../oci/digest.js";
 import { RegistryError } from "../../oci/errors.js";
-import { createHasher } from "../../oci/hash.js";
+import { knownLength } from "../../http/known-length.js";
 import { lockstepTee } from "../../util/lockstep-tee.js";
 import type { BlobContent, BlobReadOptions, BlobStore, RegistryStores, StoreCall } from "../stores/types.js";
 import { outcomeHeaders, upstreamFailure, type PullThroughSettings } from "./common.js";
+import { BlobMismatch, verifiedBody } from "./verified-body.js";
 import type { PullThrough, ResolvedUpstream } from "./options.js";
 
 function blobUnknown(digest: Digest): RegistryError {
@@ -36,6 +38,17 @@ async function upstreamCall<T>(proxy: Proxy, up: ResolvedUpstream, what: string,
   }
 }
 
+/** The upstream's blob `HEAD`, one at a time: concurrent asks for one blob of one repository share the answer. */
+function askHead(proxy: Proxy, up: ResolvedUpstream, name: string, digest: Digest): Promise<{ size?: number } | undefined> {
+  return proxy.pt.flights.join(`blob HEAD ${name}@${digest.value}`, () => upstreamCall(proxy, up, "blob HEAD", () => up.upstream.headBlob(up.remoteName, digest.value)));
+}
+
+/** 502 for upstream bytes that failed verification; the reason goes to the log. */
+function blobRefused(proxy: Proxy, up: ResolvedUpstream, digest: Digest, reason: string, computed?: string, size?: number): RegistryError {
+  proxy.settings.log({ level: "warn", msg: "pull-through: upstream blob refused", prefix: up.prefix, repository: up.remoteName, digest: digest.value, reason, ...(computed ? { computed, size } : {}) });
+  return new RegistryError("UNKNOWN", "the upstream registry sent a blob that failed verification", 502, { prefix: up.prefix });
+}
+
 /**
  * Link bytes stored for another repository: the upstream must still confirm
  * this repository has them, or a digest alone would open any stored blob.
@@ -43,7 +56,7 @@ async function upstreamCall<T>(proxy: Proxy, up: ResolvedUpstream, what: string,
  */
 async function linkStored(proxy: Proxy, up: ResolvedUpstream, name: string, digest: Digest, call: StoreCall): Promise<boolean> {
   const confirm = async () => {
-    const found = await upstreamCall(proxy, up, "blob HEAD", () => up.upstream.headBlob(up.remoteName, digest.value));
+    const found = await askHead(proxy, up, name, digest);
     if (!found) throw blobUnknown(digest);
     return true;
   };
@@ -84,8 +97,7 @@ async function storeBlob(proxy: Proxy, up: ResolvedUpstream, name: string, diges
       throw upstreamFailed ? upstreamFailure(up, error, settings.log, "blob body") : error;
     }
     if ((size !== undefined && appended.size !== size) || appended.digest !== digest.value) {
-      settings.log({ level: "warn", msg: "pull-through: upstream blob refused", prefix: up.prefix, repository: up.remoteName, digest: digest.value, computed: appended.digest, size: appended.size });
-      throw new RegistryError("UNKNOWN", "the upstream registry sent a blob that failed verification", 502, { prefix: up.prefix });
+      throw blobRefused(proxy, up, digest, "stored copy does not match", appended.digest, appended.size);
     }
     await below.uploads.commit(name, session, digest, { size: appended.size, computed: appended.digest }, {});
   } catch (error) {
@@ -129,12 +141,22 @@ async function fetchBlob(proxy: Proxy, up: ResolvedUpstream, key: string, name: 
   // Not upstream either: a missing blob reads as undefined.
   if (given instanceof RegistryError && given.code === "BLOB_UNKNOWN") return undefined;
   if (given instanceof Error) throw given;
-  if (options.range !== undefined) {
+  if (options.range !== undefined || given.size === undefined) {
+    // A part of a blob not stored yet, or a blob of unknown length (a cut chunked body can look whole,
+    // workerd ends one cleanly): store it whole and verified first, then answer from below.
     await given.stream.cancel();
     await flight;
     return fromBelow(proxy, name, digest, options, call, "stored");
   }
-  return { kind: "bytes", digest, size: given.size ?? -1, body: verified(given.stream, digest, given.size), headers: outcomeHeaders("stored") };
+  const size = given.size;
+  let body: ReadableStream<Uint8Array> | undefined;
+  try {
+    body = await verifiedBody(given.stream, digest, size);
+  } catch (error) {
+    throw error instanceof BlobMismatch ? blobRefused(proxy, up, digest, error.message) : upstreamFailure(up, error, proxy.settings.log, "blob body");
+  }
+  if (!body) throw blobRefused(proxy, up, digest, "the whole body read ahead does not match");
+  return { kind: "bytes", digest, size, body: knownLength(body, size), headers: outcomeHeaders("stored") };
 }
 
 /** `blobs.stat` and `blobs.read` of the repositories `pt` covers, over `below`. */
@@ -153,7 +175,7 @@ export function proxiedBlobs(below: RegistryStores, pt: PullThrough, settings: P
         return stored && { ...stored, headers: outcomeHeaders("hit") };
       }
       // A HEAD fetches nothing: the upstream's answer, nothing stored.
-      const found = await upstreamCall(proxy, up, "blob HEAD", () => up.upstream.headBlob(up.remoteName, digest.value));
+      const found = await askHead(proxy, up, name, digest);
       return found && { digest, size: found.size ?? -1, headers: outcomeHeaders("forwarded") };
     },
 
@@ -176,34 +198,4 @@ export function proxiedBlobs(below: RegistryStores, pt: PullThrough, settings: P
       return fetchBlob(proxy, up, key, name, digest, options, call);
     },
   };
-}
-
-/**
- * The client's copy: passed through while hashed; instead of ending, it fails
- * when the bytes do not hash to `digest` or their count is not `size`.
- */
-function verified(source: ReadableStream<Uint8Array>, digest: Digest, size: number | undefined): ReadableStream<Uint8Array> {
-  const hasher = createHasher(digest.algorithm);
-  const reader = source.getReader();
-  let seen = 0;
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        const { done, value } = await reader.read();
-        if (done) {
-          if ((size !== undefined && seen !== size) || hasher.digest() !== digest.value) {
-            controller.error(new Error(`upstream bytes do not match ${digest.value}`));
-          } else controller.close();
-          return;
-        }
-        hasher.update(value);
-        seen += value.byteLength;
-        controller.enqueue(value);
-      },
-      cancel(reason) {
-        return reader.cancel(reason);
-      },
-    },
-    { highWaterMark: 0 },
-  );
 }

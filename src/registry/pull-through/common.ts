@@ -45,13 +45,21 @@ export interface PullThroughSettings {
 }
 
 /**
- * The error to answer when the upstream failed and nothing is cached: 429
- * `TOOMANYREQUESTS` when it rate-limited us, else 502 `UNKNOWN`. The upstream's
- * own error text stays in the log (it may name hosts or users).
+ * The error to answer when the upstream failed and nothing is cached: 403
+ * `DENIED` when the upstream refused the repository to the proxy's account
+ * (a `401` or `403` to the repository's own request, not to a login: see
+ * `Upstream`), 429 `TOOMANYREQUESTS` when it rate-limited us, else 502
+ * `UNKNOWN`. The upstream's own error text stays in the log (it may name hosts
+ * or users).
  */
 export function upstreamFailure(up: ResolvedUpstream, error: unknown, log: LogHook, what: string): RegistryError {
   if (error instanceof RegistryError) return error;
   log({ level: "warn", msg: `pull-through: upstream ${what} failed`, prefix: up.prefix, repository: up.remoteName, error });
+  const failed = error as { status?: unknown; refused?: unknown } | null;
+  if (failed?.refused === "repository" && (failed.status === 401 || failed.status === 403)) {
+    // Not 401: the caller passed this registry's own check; asking them to sign in again would change nothing.
+    return new RegistryError("DENIED", "the upstream registry refused this repository to the pull-through cache's account", 403, { prefix: up.prefix });
+  }
   if ((error as { status?: unknown } | null)?.status === 429) {
     return new RegistryError("TOOMANYREQUESTS", "the upstream registry is rate limiting requests; try again later", 429, { prefix: up.prefix });
   }
