@@ -257,7 +257,6 @@ export type { PullThroughOptions, PullThroughUpstream } from "./pull-through/opt
 export { expireCachedTags } from "./stores/base/expire.js";
 export type { ExpireCachedTagsOptions, ExpireCachedTagsReport } from "./stores/base/expire.js";
 export type { Upstream, UpstreamBlob, UpstreamManifest, UpstreamManifestHead } from "./pull-through/upstream.js";
-export type { Access, Authorizer } from "../auth/access.js";
 export { createMetrics, PROMETHEUS_CONTENT_TYPE } from "../util/metrics.js";
 export type { CounterSeries, Family, GaugeSeries, HistogramSeries, Metrics } from "../util/metrics.js";
 export { instrumentHandler, metricsHandler } from "../http/metrics.js";
@@ -265,4 +264,3 @@ export { createHealthChecks } from "../util/health.js";
 export type { HealthCheckOptions, HealthChecks } from "../util/health.js";
 export { healthGate, healthStatusHandler } from "./health.js";
 export { storageHealthCheck } from "./stores/base/health-check.js";
-export type { EventHook, EventListener, EventSink, RegistryEvent } from "../events/index.js";

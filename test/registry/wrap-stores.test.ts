@@ -6,7 +6,8 @@
  * reach the response.
  */
 import { describe, expect, it } from "vitest";
-import { denied, type RegistryEvent, type StoreWrapper } from "../../src/registry/index.js";
+import { denied, type StoreWrapper } from "../../src/registry/index.js";
+import type { RegistryEvent } from "../../src/events/index.js";
 import { bytes, errorCode, makeRegistry, pushBlob, pushImage, req, sha256 } from "./helpers.js";
 
 /** Refuses blobs over `limit` bytes in repositories under `team/`. */
