@@ -241,6 +241,7 @@ export { denied } from "./stores/denied.js";
 export type {
   BlobContent, BlobInfo, BlobReadOptions, BlobStore, ManifestStore, ManifestWrite, ReferrerDescriptor, RegistryStores, RepositoryStore, ResolvedTag,
   StoreCall, StoreWrapper, StoredManifest, TagStore, UploadAppend, UploadAppended, UploadSession, UploadStore, WithHeaders,
+  BlobLinked, ByteRange, CatalogPage, Created, ManifestDeleted, PageAsk, TagPage, UploadCommit, Descriptor, Digest, DigestAlgorithm, ParsedManifest,
 } from "./stores/types.js";
 export type { IndexPlatform, LayerUrlRules, ManifestValidation } from "./manifest-validation.js";
 export type { RegistryLimits, RegistryOptions } from "./options.js";

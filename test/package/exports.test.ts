@@ -40,6 +40,7 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
       "TagDelete", "TagDetail", "TagDetailsOptions", "TagDetailsPage", "TagStore", "UploadAppend", "UploadAppended", "UploadSession", "UploadStore", "Upstream", "UpstreamBlob", "UpstreamManifest", "UpstreamManifestHead", "VerifyError",
       "VerifyMismatch", "VerifyOptions",
       "VerifyProgress", "VerifyReport", "WithHeaders", "WritePolicy",
+      "BlobLinked", "ByteRange", "CatalogPage", "Created", "Descriptor", "Digest", "DigestAlgorithm", "ManifestDeleted", "PageAsk", "ParsedManifest", "TagPage", "UploadCommit",
     ],
   },
   "./auth": {

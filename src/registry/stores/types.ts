@@ -15,12 +15,12 @@
  * @module
  */
 import type { Digest, DigestAlgorithm } from "../../oci/digest.js";
-import type { ParsedManifest } from "../manifest-document.js";
+import type { Descriptor, ParsedManifest } from "../manifest-document.js";
 import type { EventHook } from "../../events/hook.js";
 import type { LogHook } from "../../http/log.js";
 import type { WritePolicy } from "../policy/write-policy.js";
 
-export type { Digest, DigestAlgorithm, ParsedManifest };
+export type { Descriptor, Digest, DigestAlgorithm, ParsedManifest };
 
 /**
  * Who asks, passed to every store method. `request` is absent when no HTTP
@@ -61,24 +61,90 @@ export interface BlobReadOptions {
    */
   range?: string;
   /** Answer with a time-limited URL of the bytes when the storage can give one (the 307 of a blob GET). */
-  redirect?: { expiresInSeconds: number };
+  redirect?: {
+    /** How long the URL stays valid. */
+    expiresInSeconds: number;
+  };
 }
 
 /** What {@link BlobStore.read} gives: the bytes, or where to fetch them. */
 export type BlobContent =
   | (BlobInfo & {
+      /** The bytes themselves. */
       readonly kind: "bytes";
       /** The bytes (of `range` when one was asked for). */
       readonly body: ReadableStream<Uint8Array>;
       /** The range the body holds, when one was asked for (a 206); `size` stays the whole blob's. */
-      readonly range?: { start: number; end: number };
+      readonly range?: ByteRange;
     })
   | (WithHeaders & {
+      /** A URL to fetch the bytes from. */
       readonly kind: "redirect";
+      /** The blob's digest. */
       readonly digest: Digest;
       /** A URL the client may GET the bytes from for a while. */
       readonly url: string;
     });
+
+/** Bytes `start` to `end` of a blob, both included. */
+export interface ByteRange {
+  /** The first byte. */
+  start: number;
+  /** The last byte. */
+  end: number;
+}
+
+/** A blob just linked into a repository (a commit or a mount). */
+export interface BlobLinked extends BlobInfo {
+  /** Whether this made the repository (its first object). */
+  readonly created: boolean;
+}
+
+/** Whether a write made the repository. */
+export interface Created {
+  /** True when this write made the repository (its first object). */
+  created: boolean;
+}
+
+/** What a manifest delete removed. */
+export interface ManifestDeleted {
+  /** The tags that pointed at the manifest and went with it. */
+  untagged: string[];
+  /** True when the repository left the catalog (it holds no manifest any more). */
+  emptied: boolean;
+}
+
+/** A page asked of a list: entries after `last`, at most `n`. */
+export interface PageAsk {
+  /** Entries strictly after this one. */
+  last?: string;
+  /** At most this many entries. */
+  n: number;
+}
+
+/** A page of tags. */
+export interface TagPage {
+  /** The tags, in lexical order. */
+  tags: string[];
+  /** Whether more follow. */
+  truncated: boolean;
+}
+
+/** A page of the catalog. */
+export interface CatalogPage {
+  /** Repository names, in lexical order. */
+  repositories: string[];
+  /** Whether more follow. */
+  truncated: boolean;
+}
+
+/** Options of {@link UploadStore.commit}. */
+export interface UploadCommit {
+  /** The bytes of the upload that make the blob (its size when they were all sent). */
+  size: number;
+  /** Their digest when the caller knows it (the commit then need not read them again). */
+  computed?: string;
+}
 
 /** Blobs linked into repositories (a blob is visible in a repository only once pushed or mounted there). */
 export interface BlobStore {
@@ -96,7 +162,7 @@ export interface BlobStore {
    * given, is asked once the bytes are known to be there, before the link is
    * written; `false` (or a throw) leaves everything as it was.
    */
-  mount(name: string, from: string | undefined, digest: Digest, call: StoreCall, confirm?: () => Promise<boolean>): Promise<(BlobInfo & { readonly created: boolean }) | undefined>;
+  mount(name: string, from: string | undefined, digest: Digest, call: StoreCall, confirm?: () => Promise<boolean>): Promise<BlobLinked | undefined>;
 }
 
 /** A stored manifest revision of a repository. */
@@ -137,10 +203,15 @@ export interface ManifestWrite {
 
 /** One entry of the referrers index: a manifest whose `subject` is the subject asked for. */
 export interface ReferrerDescriptor {
+  /** The referring manifest's media type. */
   mediaType: string;
+  /** Its digest. */
   digest: string;
+  /** Its size in bytes. */
   size: number;
+  /** Its `artifactType` (or config media type). */
   artifactType?: string;
+  /** Its annotations. */
   annotations?: Record<string, string>;
 }
 
@@ -153,9 +224,9 @@ export interface ManifestStore {
    */
   get(name: string, digest: Digest, call: StoreCall, known?: StoredManifest): Promise<StoredManifest | undefined>;
   /** Store a checked manifest (bytes, revision, referrers entry, then the tag); `created` when this made the repository. */
-  put(name: string, write: ManifestWrite, call: StoreCall): Promise<{ created: boolean }>;
+  put(name: string, write: ManifestWrite, call: StoreCall): Promise<Created>;
   /** Remove the revision, every tag pointing at it and its referrers entry; `MANIFEST_UNKNOWN` when not stored. `emptied`: the repository left the catalog. */
-  delete(name: string, digest: Digest, call: StoreCall): Promise<{ untagged: string[]; emptied: boolean }>;
+  delete(name: string, digest: Digest, call: StoreCall): Promise<ManifestDeleted>;
   /** The manifests of `name` whose subject is `subject`, at most `limit`, in index order. */
   referrers(name: string, subject: Digest, options: { artifactType?: string; limit: number }, call: StoreCall): Promise<ReferrerDescriptor[]>;
 }
@@ -175,7 +246,7 @@ export interface TagStore {
   /** Where `tag` of `name` points; with `known`, `known` itself while the link's version is unchanged. */
   resolve(name: string, tag: string, call: StoreCall, known?: ResolvedTag): Promise<ResolvedTag | undefined>;
   /** Tags in lexical order after `last`, at most `n`; `NAME_UNKNOWN` when the repository does not exist. */
-  list(name: string, page: { last?: string; n: number }, call: StoreCall): Promise<{ tags: string[]; truncated: boolean }>;
+  list(name: string, page: PageAsk, call: StoreCall): Promise<TagPage>;
   /** Point `tag` at a stored manifest (rewriting an unchanged link renews its time). */
   set(name: string, tag: string, digest: Digest, call: StoreCall): Promise<void>;
   /** Remove `tag`; `MANIFEST_UNKNOWN` when there is no such tag. Resolves to the digest it pointed at. */
@@ -233,7 +304,7 @@ export interface UploadStore {
    * the caller knows their digest already) and make the blob visible in
    * `name`; a mismatch removes the session (400 `DIGEST_INVALID`).
    */
-  commit(name: string, session: UploadSession, digest: Digest, options: { size: number; computed?: string }, call: StoreCall): Promise<BlobInfo & { readonly created: boolean }>;
+  commit(name: string, session: UploadSession, digest: Digest, options: UploadCommit, call: StoreCall): Promise<BlobLinked>;
   /** Remove the session. */
   cancel(name: string, session: UploadSession, call: StoreCall): Promise<void>;
 }
@@ -248,17 +319,22 @@ export interface RepositoryStore {
    */
   writable(name: string, call: StoreCall): Promise<void>;
   /** Repository names in lexical order after `last`, at most `n`. */
-  catalog(page: { last?: string; n: number }, call: StoreCall): Promise<{ repositories: string[]; truncated: boolean }>;
+  catalog(page: PageAsk, call: StoreCall): Promise<CatalogPage>;
   /** Delete a whole repository (see `deleteRepository`). */
   delete(name: string, options: DeleteRepositoryOptions, call: StoreCall): Promise<DeleteRepositoryReport>;
 }
 
 /** The stores a registry serves from: what handlers call and what wrappers wrap. */
 export interface RegistryStores {
+  /** Blobs linked into repositories. */
   blobs: BlobStore;
+  /** Manifest revisions and the referrers index. */
   manifests: ManifestStore;
+  /** Tags. */
   tags: TagStore;
+  /** Blob uploads in progress. */
   uploads: UploadStore;
+  /** Repositories as a whole: the catalog, deletes, the write gate. */
   repositories: RepositoryStore;
 }
 
