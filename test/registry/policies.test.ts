@@ -102,6 +102,40 @@ describe("immutableTags", () => {
     expect(await tagOf(registry, "app", "release")).toBe(sha256(winner));
   });
 
+  it("refuses deleting what an immutable tag's image holds: a layer, a config, a child manifest of an index, recursively", async () => {
+    const { registry } = setup([immutableTags(["v*"])]);
+    const amd = await pushImage(registry, "app", "amd", "amd");
+    const arm = await pushImage(registry, "app", "arm", "arm");
+    const INDEX = "application/vnd.oci.image.index.v1+json";
+    const child = (image: { manifest: string; digest: string }) => ({ mediaType: OCI, digest: image.digest, size: bytes(image.manifest).byteLength });
+    const inner = JSON.stringify({ schemaVersion: 2, mediaType: INDEX, manifests: [child(arm)] });
+    expect((await registry(req("PUT", `/v2/app/manifests/${sha256(inner)}`, { body: inner, headers: { "content-type": INDEX } }))).status).toBe(201);
+    // v1 → index → [amd, index → [arm]]
+    const index = JSON.stringify({ schemaVersion: 2, mediaType: INDEX, manifests: [child(amd), { mediaType: INDEX, digest: sha256(inner), size: bytes(inner).byteLength }] });
+    expect((await registry(req("PUT", "/v2/app/manifests/v1", { body: index, headers: { "content-type": INDEX } }))).status).toBe(201);
+    // The mutable tags go: the index alone holds the children now.
+    for (const tag of ["amd", "arm"]) expect((await registry(req("DELETE", `/v2/app/manifests/${tag}`))).status).toBe(202);
+
+    const layer = await denied(await registry(req("DELETE", `/v2/app/blobs/${arm.layer}`)));
+    expect(layer.message).toBe(`blob ${arm.layer} cannot be deleted: the immutable tag v1 of app (${sha256(index)}) references it`);
+    expect(layer.detail).toEqual({ policy: "immutableTags", repository: "app", tag: "v1" });
+    expect((await denied(await registry(req("DELETE", `/v2/app/blobs/${amd.config}`)))).message).toMatch(/^blob sha256:\w+ cannot be deleted: the immutable tag v1 of app/);
+    for (const digest of [amd.digest, arm.digest, sha256(inner)]) {
+      const error = await denied(await registry(req("DELETE", `/v2/app/manifests/${digest}`)));
+      expect(error.message).toBe(`manifest ${digest} cannot be deleted: the immutable tag v1 of app (${sha256(index)}) references it`);
+    }
+    // Everything still pulls.
+    for (const digest of [sha256(index), sha256(inner), amd.digest, arm.digest]) expect((await registry(req("GET", `/v2/app/manifests/${digest}`))).status).toBe(200);
+    for (const blob of [amd.config, amd.layer, arm.config, arm.layer]) expect((await registry(req("GET", `/v2/app/blobs/${blob}`))).status).toBe(200);
+
+    // What no immutable tag holds can go: a blob of another image, and the same layer in another repository.
+    const other = await pushImage(registry, "app", "latest", "other");
+    expect((await registry(req("DELETE", `/v2/app/blobs/${other.layer}`))).status).toBe(202);
+    await pushImage(registry, "copy", "latest", "arm");
+    expect((await registry(req("DELETE", `/v2/copy/blobs/${arm.layer}`))).status).toBe(202);
+    expect((await registry(req("DELETE", "/v2/app/blobs/sha256:" + "0".repeat(64)))).status).toBe(404);
+  });
+
   it("protects() answers for the globs, by repository", () => {
     const policy = immutableTags({ "prod/*": ["v?.*"], "*": ["release-*"] });
     expect(policy.protects("prod/api", "v1.2")).toBe(true);
