@@ -140,7 +140,11 @@ export async function putManifest(ctx: RegistryContext, request: Request, url: U
   // Checked again once the revision is stored: a GC that unlinked a blob meanwhile (or removed a child) either
   // sees this revision in its next listing and keeps them, or this check sees them gone (docs/gc.md).
   const confirm = () => checkReferences(ctx, name, manifest);
-  const created = await checkedCommit(ctx.policy, ctx.storage, push, () => storeManifest(ctx, name, digest, bytes, manifest, tag, confirm));
+  const created = await checkedCommit(ctx.policy, ctx.storage, push, () => storeManifest(ctx, name, digest, bytes, manifest, tag, confirm)).catch(async (error: unknown) => {
+    // A refused push leaves no repository without a manifest in the catalog (its blobs were let in before).
+    if (error instanceof RegistryError && error.code === "DENIED") await forgetIfEmpty(ctx.storage, name);
+    throw error;
+  });
   await repositoryCreated(ctx, request, name, created);
   const references = [...manifest.blobs, ...manifest.manifests].map((d) => ({ mediaType: d.mediaType, digest: d.digest.value, size: d.size }));
   await emitEvent(ctx, request, "push", () => manifestTarget(ctx, request, name, digest.value, manifest.mediaType, bytes.byteLength, tag, references));

@@ -24,6 +24,7 @@ import type { UploadState } from "./upload-state.js";
 import { HEADERS, setPair } from "../oci/wire.js";
 import { blobTarget, emitEvent, repositoryCreated } from "./events.js";
 import { checkedCommit, type PendingWrite } from "./policy/write-policy.js";
+import { forgetIfEmpty } from "./repository-delete.js";
 
 /** An upload whose `_state` verified and whose object exists. */
 interface Session {
@@ -139,8 +140,11 @@ async function commit(ctx: RegistryContext, request: Request, state: Pick<Upload
       await ctx.storage.write(layerLink(name, digest), new TextEncoder().encode(digest.value));
     });
   } catch (error) {
-    // A refused blob will not be taken later either: its upload goes.
-    if (error instanceof RegistryError && error.code === "DENIED") await removeSession(ctx.storage, owner, name, uuid);
+    // A refused blob will not be taken later either: its upload goes, and a repository it leaves without a manifest the catalog.
+    if (error instanceof RegistryError && error.code === "DENIED") {
+      await removeSession(ctx.storage, owner, name, uuid);
+      await forgetIfEmpty(ctx.storage, name);
+    }
     throw error;
   }
   await repositoryCreated(ctx, request, name, await ensureRepository(ctx.storage, name));
@@ -224,6 +228,9 @@ async function mountBlob(ctx: RegistryContext, request: Request, name: string, m
     if (await held()) return true;
     if (!before) await ctx.storage.delete(target);
     return false;
+  }).catch(async (error: unknown) => {
+    if (error instanceof RegistryError && error.code === "DENIED") await forgetIfEmpty(ctx.storage, name);
+    throw error;
   });
   return linked ? size : undefined;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createRegistry, deleteRepository, immutableTags, quota, type PendingWrite, type WritePolicy } from "../../src/registry/index.js";
+import { collectGarbage, createRegistry, deleteRepository, immutableTags, quota, type PendingWrite, type WritePolicy } from "../../src/registry/index.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
 import { bytes, imageManifest, pushBlob, pushImage, req, sha256, type Handler } from "./helpers.js";
 
@@ -185,13 +185,20 @@ describe("quota", () => {
     // Two manifests, two configs, one shared layer.
     const expected = (await manifestSize("team/a")) + (await manifestSize("team/b")) + bytes(`{"seed":"a"}`).byteLength + bytes(configText).byteLength + 4000;
     expect(usage).toEqual({ namespace: "team/*", limit, used: expected, blobs: 5, repositories: 2 });
-    // Each layer fits alone; the manifest referencing both does not.
-    const refused = await pushSized(registry, "team/c", "v1", "c", 2950, 2950);
-    const error = await denied(refused);
-    expect(error.message).toMatch(/^quota exceeded for team\/\*: this manifest adds [\d.]+ KiB to [\d.]+ KiB used of 9\.8 KiB$/);
-    expect(error.detail).toMatchObject({ policy: "quota", namespace: "team/*", repository: "team/c", used: usage!.used, limit });
-    expect((error.detail.adding as number) > 5900).toBe(true);
-    expect((await q.usage(storage))[0]!.used).toBe(usage!.used);
+    // Each layer fits alone, not both: uploaded blobs count before a manifest references them, so the second is refused.
+    const configC = `{"seed":"c"}`;
+    await pushBlob(registry, "team/c", configC);
+    await pushBlob(registry, "team/c", layer("c0", 2950));
+    await expect(pushBlob(registry, "team/c", layer("c1", 2950))).rejects.toThrow(/PUT 403 .*quota exceeded for team\/\*: this blob adds 2\.9 KiB to [\d.]+ KiB used of 9\.8 KiB/);
+    const loose = { used: usage!.used + bytes(configC).byteLength + 2950, blobs: 7, repositories: 2 };
+    expect((await q.usage(storage))[0]).toMatchObject(loose);
+    // A manifest adding only itself over what is left is refused, with usage and limit.
+    const fill = limit - loose.used - 100;
+    await pushBlob(registry, "team/c", layer("c2", fill));
+    const manifest = imageManifest(sha256(configC), bytes(configC).byteLength, [{ digest: sha256(layer("c0", 2950)), size: 2950 }, { digest: sha256(layer("c2", fill)), size: fill }]);
+    const error = await denied(await putManifest(registry, "team/c", "v1", manifest));
+    expect(error.message).toMatch(/^quota exceeded for team\/\*: this manifest adds [\d.]+ B to 9\.7 KiB used of 9\.8 KiB$/);
+    expect(error.detail).toMatchObject({ policy: "quota", namespace: "team/*", repository: "team/c", used: limit - 100, adding: bytes(manifest).byteLength, limit });
     // Other namespaces are not limited.
     expect((await pushSized(registry, "other/x", "v1", "x", 20_000)).status).toBe(201);
   });
@@ -214,7 +221,38 @@ describe("quota", () => {
     expect((await putManifest(registry, "app", "again", manifest)).status).toBe(201);
     expect((await q.usage(storage))[0]!.used).toBeGreaterThan(5000);
     expect((await registry(req("DELETE", `/v2/app/manifests/${v1}`))).status).toBe(202);
+    // Its blobs stay linked, and count, until garbage collection takes them.
+    expect(await q.usage(storage)).toEqual([{ namespace: "*", limit: 100_000, used: bytes(`{"seed":"a"}`).byteLength + 5000, blobs: 2, repositories: 0 }]);
+    await collectGarbage(storage, { gracePeriodSeconds: 0 });
     expect(await q.usage(storage)).toEqual([{ namespace: "*", limit: 100_000, used: 0, blobs: 0, repositories: 0 }]);
+  });
+
+  it("uploaded blobs no manifest references count: 40 parallel 60 KB uploads into a 63 KB remainder let one in", async () => {
+    const q = quota({ "team/*": 63 * 1024 });
+    const { storage, registry } = setup([q]);
+    const results = await Promise.allSettled(Array.from({ length: 40 }, (_, i) => pushBlob(registry, `team/r${i % 4}`, layer(`p${String.fromCharCode(65 + i)}`, 60_000))));
+    expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+    for (const r of results) if (r.status === "rejected") expect(String(r.reason)).toMatch(/PUT 403 .*quota exceeded for team\/\*: this blob adds 58\.6 KiB to 58\.6 KiB used of 63\.0 KiB/);
+    expect(await q.usage(storage)).toEqual([{ namespace: "team/*", limit: 63 * 1024, used: 60_000, blobs: 1, repositories: 0 }]);
+    // A fresh policy (another process, a restart) counts the same from storage.
+    expect(await quota({ "team/*": 63 * 1024 }).usage(storage)).toEqual(await q.usage(storage));
+  });
+
+  it("a refused push leaves no repository without a manifest in the catalog", async () => {
+    const configText = `{"seed":"x"}`;
+    const q = quota({ "*": bytes(configText).byteLength + 1000 });
+    const { registry } = setup([q]);
+    // Refused at its layer: the config went in first.
+    await pushBlob(registry, "big", configText);
+    await expect(pushBlob(registry, "big", layer("b", 2000))).rejects.toThrow(/PUT 403/);
+    expect(await catalog(registry)).toEqual([]);
+    // Refused at its manifest: both blobs fit, the manifest does not.
+    await pushBlob(registry, "tight", layer("t", 990 - bytes(configText).byteLength));
+    expect(await catalog(registry)).toEqual(["tight"]);
+    const manifest = imageManifest(sha256(configText), bytes(configText).byteLength, [{ digest: sha256(layer("t", 990 - bytes(configText).byteLength)), size: 990 - bytes(configText).byteLength }]);
+    await pushBlob(registry, "tight", configText);
+    await denied(await putManifest(registry, "tight", "v1", manifest));
+    expect(await catalog(registry)).toEqual([]);
   });
 
   it("usage(storage, repository) reports only the namespaces the repository is in", async () => {
