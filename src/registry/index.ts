@@ -229,11 +229,11 @@ export { DEFAULT_MANIFEST_MEDIA_TYPES, MEDIA_TYPES, HEADERS, API_VERSION } from 
 export { RegistryError, errorResponse } from "../oci/errors.js";
 export type { ErrorCode } from "../oci/errors.js";
 export { collectGarbage } from "./stores/base/gc/index.js";
-export { immutableTags } from "./policy/immutable-tags.js";
-export type { ImmutableTagPatterns, ImmutableTags } from "./policy/immutable-tags.js";
+export { immutableTags } from "./stores/base/immutable-tags.js";
+export type { ImmutableTagPatterns, ImmutableTags } from "./stores/base/immutable-tags.js";
 export { quota } from "./stores/base/quota.js";
 export type { Quota, QuotaLimits, QuotaOptions, QuotaUsage } from "./stores/base/quota.js";
-export type { BlobCommit, ManifestDelete, ManifestPush, PendingWrite, PolicyRefusal, ReferencedBlob, RepositoryDelete, TagDelete, WritePolicy } from "./policy/write-policy.js";
+export type { BlobCommit, BlobDelete, ManifestDelete, ManifestPush, PendingWrite, PolicyRefusal, ReferencedBlob, RepositoryDelete, TagDelete, WritePolicy } from "./policy/write-policy.js";
 export { deleteRepository } from "./stores/base/repository-delete.js";
 export { baseStores } from "./stores/base/index.js";
 export type { BaseStoreOptions } from "./stores/base/index.js";

@@ -116,7 +116,10 @@ export async function putManifest(ctx: RegistryContext, request: Request, url: U
   const call = callOf(ctx, request);
   await checkReferences(ctx.stores, ctx.settings.validation, name, manifest, call);
   const tag = reference.kind === "tag" ? reference.tag : undefined;
-  await ctx.stores.manifests.put(name, tag === undefined ? { digest, bytes, manifest } : { digest, bytes, manifest, tag }, call);
+  // Checked again once the revision is stored: a GC that unlinked a blob meanwhile (or removed a child) either
+  // sees this revision in its next listing and keeps them, or this check sees them gone (docs/gc.md).
+  const confirm = () => checkReferences(ctx.stores, ctx.settings.validation, name, manifest, call);
+  await ctx.stores.manifests.put(name, tag === undefined ? { digest, bytes, manifest, confirm } : { digest, bytes, manifest, tag, confirm }, call);
 
   const headers = digestHeaders(digest.value);
   headers.set("Location", absolute(request, `${ctx.v2}/${name}/manifests/${digest.value}`));

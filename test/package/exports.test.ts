@@ -31,7 +31,7 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
       "quota", "removeAbandonedUploads", "storageHealthCheck", "tagDetails", "verifyBlobs",
     ],
     types: [
-      "BaseStoreOptions", "BlobCommit", "BlobContent", "BlobInfo", "BlobLinked", "BlobReadOptions", "BlobStore",
+      "BaseStoreOptions", "BlobCommit", "BlobContent", "BlobDelete", "BlobInfo", "BlobLinked", "BlobReadOptions", "BlobStore",
       "ByteRange", "CatalogPage", "CounterSeries", "Created", "DeleteRepositoryOptions", "DeleteRepositoryReport",
       "Descriptor", "Digest", "DigestAlgorithm", "ErrorCode", "ExpireCachedTagsOptions", "ExpireCachedTagsReport",
       "Family", "GaugeSeries", "GcOptions", "GcReport", "HealthCheckOptions", "HealthChecks", "HistogramSeries",

@@ -199,6 +199,14 @@ export interface ManifestWrite {
   manifest: ParsedManifest;
   /** Point this tag at the manifest too. */
   tag?: string;
+  /**
+   * Runs once the revision is stored, before its tag and referrers entry:
+   * when it throws, a revision this call created is removed and the error
+   * propagates. The registry checks the references again here, so a garbage
+   * collection that unlinked one meanwhile either sees this revision in its
+   * next listing and keeps them, or is seen by this check (docs/gc.md).
+   */
+  confirm?: () => Promise<void>;
 }
 
 /** One entry of the referrers index: a manifest whose `subject` is the subject asked for. */
@@ -320,6 +328,11 @@ export interface RepositoryStore {
   writable(name: string, call: StoreCall): Promise<void>;
   /** Repository names in lexical order after `last`, at most `n`. */
   catalog(page: PageAsk, call: StoreCall): Promise<CatalogPage>;
+  /**
+   * Take `name` out of the catalog when it holds no manifest (after a refused
+   * push, whose blobs were let in before); resolves to whether it was taken out.
+   */
+  forgetIfEmpty(name: string, call: StoreCall): Promise<boolean>;
   /** Delete a whole repository (see `deleteRepository`). */
   delete(name: string, options: DeleteRepositoryOptions, call: StoreCall): Promise<DeleteRepositoryReport>;
 }

@@ -64,11 +64,21 @@ export function policyStores(policies: readonly WritePolicy[], storage: StorageD
       };
     };
 
+    /** A refused push leaves no repository without a manifest in the catalog (its blobs were let in before). */
+    const forgetIfRefused = async <T>(name: string, call: StoreCall, write: Promise<T>): Promise<T> => {
+      try {
+        return await write;
+      } catch (error) {
+        if (error instanceof RegistryError && error.code === "DENIED") await below.repositories.forgetIfEmpty(name, call);
+        throw error;
+      }
+    };
+
     const stores: RegistryStores = {
       ...below,
       manifests: {
         ...below.manifests,
-        put: (name, write, call) => checked(() => describePush(name, write, call), () => below.manifests.put(name, write, call)),
+        put: (name, write, call) => forgetIfRefused(name, call, checked(() => describePush(name, write, call), () => below.manifests.put(name, write, call))),
         delete: (name, digest, call) =>
           checked(
             async () => ({ action: "deleteManifest", repository: name, digest: digest.value, tags: await tagsOf(name, digest, call), caller: call.caller }),
@@ -94,8 +104,12 @@ export function policyStores(policies: readonly WritePolicy[], storage: StorageD
           if (from === undefined) return below.blobs.mount(name, from, digest, call, confirm);
           const source = await below.blobs.stat(from, digest, call);
           if (!source) return undefined;
-          return checked(async () => ({ action: "blob", repository: name, digest: digest.value, size: source.size, caller: call.caller }), () => below.blobs.mount(name, from, digest, call, confirm));
+          const write = async (): Promise<PendingWrite> => ({ action: "blob", repository: name, digest: digest.value, size: source.size, caller: call.caller });
+          return forgetIfRefused(name, call, checked(write, () => below.blobs.mount(name, from, digest, call, confirm)));
         },
+        // An immutable tag's image must keep its blobs.
+        delete: (name, digest, call) =>
+          checked(async () => ({ action: "deleteBlob", repository: name, digest: digest.value, caller: call.caller }), () => below.blobs.delete(name, digest, call)),
       },
       uploads: {
         ...below.uploads,
@@ -103,8 +117,11 @@ export function policyStores(policies: readonly WritePolicy[], storage: StorageD
           try {
             return await checked(async () => ({ action: "blob", repository: name, digest: digest.value, size: options.size, caller: call.caller }), () => below.uploads.commit(name, session, digest, options, call));
           } catch (error) {
-            // A refused blob will not be taken later either: its upload goes.
-            if (error instanceof RegistryError && error.code === "DENIED") await below.uploads.cancel(name, session, call);
+            // A refused blob will not be taken later either: its upload goes, and a repository it leaves without a manifest the catalog.
+            if (error instanceof RegistryError && error.code === "DENIED") {
+              await below.uploads.cancel(name, session, call);
+              await below.repositories.forgetIfEmpty(name, call);
+            }
             throw error;
           }
         },

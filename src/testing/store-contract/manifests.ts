@@ -103,4 +103,13 @@ export function manifestTests(ctx: StoreContractContext): void {
     expect(report).toMatchObject({ repository: "contract/b", found: true, tags: 1, manifests: 1 });
     expect((await repositories.catalog({ n: 10 }, call)).repositories).toEqual(["contract/a", "contract/c"]);
   });
+
+  it("forgetIfEmpty takes a repository holding blobs only out of the catalog, and keeps one with a manifest", async () => {
+    await ctx.pushBlob("contract/blobs-only", "a blob");
+    await ctx.pushImage("contract/image", "image", "v1");
+    const repositories = ctx.stores().repositories;
+    expect(await repositories.forgetIfEmpty("contract/blobs-only", call)).toBe(true);
+    expect(await repositories.forgetIfEmpty("contract/image", call)).toBe(false);
+    expect((await repositories.catalog({ n: 10 }, call)).repositories).toEqual(["contract/image"]);
+  });
 }

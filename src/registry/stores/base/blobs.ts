@@ -52,11 +52,22 @@ export function baseBlobs(ctx: BaseContext): BlobStore {
       if (!(await exists(storage, link))) throw blobUnknown(digest);
       await storage.delete(link);
     },
+    /**
+     * The source is checked again once the link is written: a garbage
+     * collection that unlinked it meanwhile either lists the new link before
+     * it deletes the bytes, or is seen here (docs/gc.md).
+     */
     async mount(name, from, digest, _call, confirm) {
-      if (from !== undefined && !(await exists(storage, layout.layerLink(from, digest)))) return undefined;
-      const info = await storage.stat(layout.blobData(digest));
+      const held = async () => (from === undefined || (await exists(storage, layout.layerLink(from, digest)))) && (await storage.stat(layout.blobData(digest)));
+      const info = await held();
       if (!info || (confirm && !(await confirm()))) return undefined;
-      await writeText(storage, layout.layerLink(name, digest), digest.value);
+      const target = layout.layerLink(name, digest);
+      const before = await exists(storage, target);
+      await writeText(storage, target, digest.value);
+      if (!(await held())) {
+        if (!before) await storage.delete(target);
+        return undefined;
+      }
       return { digest, size: info.size, created: await ensureRepository(storage, name) };
     },
   };

@@ -60,13 +60,20 @@ export function baseManifests(ctx: BaseContext): ManifestStore {
       return stored;
     },
 
-    async put(name, { digest, bytes, manifest, tag }) {
+    async put(name, { digest, bytes, manifest, tag, confirm }) {
+      const revision = layout.manifestRevision(name, digest);
       // Bytes, then revision, then tag: each step is only visible once the one before it is done.
-      await storage.write(layout.blobData(digest), bytes);
+      const [, before] = await Promise.all([storage.write(layout.blobData(digest), bytes), confirm ? storage.stat(revision) : undefined]);
       const meta: ManifestMeta = { mediaType: manifest.mediaType, size: bytes.byteLength };
       if (manifest.artifactType !== undefined) meta.artifactType = manifest.artifactType;
       if (manifest.subject) meta.subject = manifest.subject.digest.value;
-      await writeJson(storage, layout.manifestRevision(name, digest), meta);
+      await writeJson(storage, revision, meta);
+      try {
+        await confirm?.();
+      } catch (error) {
+        if (!before) await storage.delete(revision);
+        throw error;
+      }
       if (manifest.subject) {
         const entry: ReferrerDescriptor = { mediaType: manifest.mediaType, digest: digest.value, size: bytes.byteLength };
         if (manifest.artifactType !== undefined) entry.artifactType = manifest.artifactType;

@@ -6,7 +6,7 @@
  */
 import type { RepositoryStore } from "../types.js";
 import type { BaseContext } from "./context.js";
-import { deleteRepository } from "./repository-delete.js";
+import { deleteRepository, forgetIfEmpty } from "./repository-delete.js";
 
 /** The repository store over `ctx`. */
 export function baseRepositories(ctx: BaseContext): RepositoryStore {
@@ -22,6 +22,7 @@ export function baseRepositories(ctx: BaseContext): RepositoryStore {
       });
       return { repositories, truncated: page.truncated };
     },
+    forgetIfEmpty: (name) => forgetIfEmpty(storage, name),
     delete: (name, options, call) => deleteRepository(storage, name, { caller: call.caller, ...options }),
   };
 }
