@@ -8,7 +8,7 @@
 import { tryParseDigest, type Digest } from "../../../oci/digest.js";
 import { RegistryError } from "../../../oci/errors.js";
 import type { ManifestStore, ReferrerDescriptor, StoredManifest } from "../types.js";
-import { versionOf, type BaseContext } from "./context.js";
+import { versionMemo, type BaseContext } from "./context.js";
 import type { ManifestMeta } from "./layout.js";
 import { forgetIfEmpty } from "./repository-delete.js";
 import { eachKey, ensureRepository, readJson, readSmall, readText, writeJson, writeText } from "./storage-io.js";
@@ -28,6 +28,7 @@ export function manifestUnknownDigest(digest: Digest): RegistryError {
 // Over 80 lines: one closure over the context whose methods are the store's, each short.
 export function baseManifests(ctx: BaseContext): ManifestStore {
   const { storage, layout } = ctx;
+  const versionOf = versionMemo();
 
   /** The tags of `name` pointing at `digest` now, with their keys. */
   const tagsPointingAt = async (name: string, digest: Digest): Promise<{ tag: string; key: string }[]> => {

@@ -8,7 +8,7 @@
 import { tryParseDigest } from "../../../oci/digest.js";
 import { RegistryError } from "../../../oci/errors.js";
 import type { TagStore } from "../types.js";
-import { versionOf, type BaseContext } from "./context.js";
+import { versionMemo, type BaseContext } from "./context.js";
 import { repositoryHasObjects } from "./repository-delete.js";
 import { exists, readText, writeText } from "./storage-io.js";
 import { tagDetails } from "./tag-details.js";
@@ -21,6 +21,7 @@ export function tagUnknown(tag: string): RegistryError {
 /** The tag store over `ctx`. */
 export function baseTags(ctx: BaseContext): TagStore {
   const { storage, layout } = ctx;
+  const versionOf = versionMemo();
   return {
     async resolve(name, tag, _call, known) {
       const key = layout.tagLink(name, tag);
