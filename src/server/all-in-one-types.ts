@@ -100,12 +100,18 @@ export interface AllInOneInfo {
   };
   /** Where the upload `_state` secret comes from. */
   uploadSecret: {
-    /** From the configuration (`http.secret`) or a file in the key directory. */
-    source: "config" | "file";
+    /**
+     * From the configuration (`http.secret`), a file in the key directory, or
+     * generated and kept in memory (the key directory of a config file could
+     * not be written: see `AllInOneConfig.keyDirectoryOptional`).
+     */
+    source: "config" | "file" | "memory";
     /** The file, when `source` is `file`. */
     file?: string;
     /** Whether this start generated it. */
     created: boolean;
+    /** Why it is in memory (the error of the key directory), when `source` is `memory`. */
+    reason?: string;
   };
   /** The web page (`registrykit.ui`), when mounted. */
   ui?: {

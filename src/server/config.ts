@@ -126,6 +126,7 @@ export function resolveConfig(input: ResolveInput): Resolved {
     ...(usersOn ? { users: resolveUsers(reader) } : {}),
     ...withUi(resolveUi(reader, usersOn, tokenService !== undefined)),
     keyDirectory: reader.abs(opt("registrykit.keydirectory", str) ?? `${env.REGISTRY_KIT_DATA || "./data"}/keys`),
+    ...(input.document !== undefined && get("registrykit.keydirectory") === undefined && !env.REGISTRY_KIT_DATA ? { keyDirectoryOptional: true } : {}),
     ...(verify ? { verify } : {}),
     uploads: resolveUploads(opt, named),
     ...(notifications ? { notifications } : {}),

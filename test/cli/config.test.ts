@@ -125,8 +125,17 @@ describe("a Distribution config.yml", () => {
       log: { level: "debug", accessLog: false },
       auth: { realm: "https://auth.example.com/token", service: "registry.example.com", issuer: "auth.example.com", rootCertBundle: "/etc/registry/root.crt" },
       keyDirectory: "/srv/app/data/keys",
+      keyDirectoryOptional: true,
       uploads: { idleSeconds: 7200, purge: { intervalMs: 1_800_000, dryRun: true }, limits: {} },
     });
+  });
+
+  it("marks the key directory optional only when it is the mere default of a file (issue 43)", () => {
+    expect(resolve(MINIMAL).config.keyDirectoryOptional).toBe(true);
+    expect(resolve(undefined).config.keyDirectoryOptional).toBeUndefined();
+    expect(resolve(`${MINIMAL}registrykit: {keydirectory: /keys}`).config.keyDirectoryOptional).toBeUndefined();
+    expect(resolve(MINIMAL, { REGISTRY_KIT_DATA: "/srv/rk" }).config.keyDirectoryOptional).toBeUndefined();
+    expect(resolve(MINIMAL, { REGISTRY_REGISTRYKIT_KEYDIRECTORY: "/keys" }).config.keyDirectoryOptional).toBeUndefined();
   });
 
   it("reads storage.redirect.disable (default: redirect, as Distribution) and refuses a value that is not a boolean", () => {
