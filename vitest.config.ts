@@ -26,6 +26,7 @@ export const SYSTEM = [
   "test/storage/s3-owned-chunks.test.ts",
   "test/registry/verify-s3.test.ts",
   "test/concurrency/upload-race.test.ts",
+  "test/cli/serve-s3-bucket.test.ts",
   // the real CLI or server as a child process, killed with SIGKILL
   "test/crash/**/*.test.ts",
   "test/cli/bundle.test.ts",

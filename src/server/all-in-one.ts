@@ -46,7 +46,7 @@ import { resolveUploadSecret, type UploadSecret } from "./key-material.js";
 import { registryUpstream } from "../client/index.js";
 import type { PullThroughOptions } from "../registry/index.js";
 import type { ProxyUpstreamConfig } from "./config-proxy.js";
-import { describeStorage, openStorage } from "./open-storage.js";
+import { checkStorageAtStart, describeStorage, openStorage } from "./open-storage.js";
 import { observability } from "./all-in-one-debug.js";
 
 export { managementAudience } from "./all-in-one-auth.js";
@@ -66,6 +66,7 @@ export async function createAllInOne(given: AllInOneConfig, options: AllInOneOpt
   const prefix = config.http.prefix ?? "";
   const log = options.log ?? silent;
   const opened = options.storage ?? openStorage(config);
+  if (!options.storage) await checkStorageAtStart(opened, config);
   const observed = observability(config, opened, log);
   const { metrics, storage } = observed;
 
