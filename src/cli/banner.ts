@@ -1,5 +1,6 @@
 /**
- * The start-up banner: what listens where, and where data and keys live.
+ * The start-up banner: what listens where, where data and keys live, read-only
+ * mode and the policies in force.
  *
  * @module
  */
@@ -7,6 +8,7 @@ import type { AddressInfo } from "node:net";
 import { networkInterfaces } from "node:os";
 import type { AllInOneInfo } from "../server/all-in-one.js";
 import type { AllInOneConfig } from "../server/config.js";
+import { formatBytes } from "../util/size.js";
 
 /** The banner's first line; the CLI test waits for it. */
 export const READY = "registry-kit listening on";
@@ -58,6 +60,8 @@ export function bannerLines(url: string, info: AllInOneInfo, version: string, li
     }
   }
   lines.push(`  storage         ${info.storage}`);
+  if (info.readOnly) lines.push("  mode            READ-ONLY (storage.maintenance.readonly): every write gets 405, reads work");
+  lines.push(...policyLines(info.policies));
   for (const u of info.proxy ?? []) {
     const what = u.prefix === "" ? "every repository" : `${u.prefix}*`;
     lines.push(`  pull-through    ${what} from ${u.url}${u.authenticated ? " (with credentials)" : ""}, tags confirmed after ${formatInterval(u.ttlSeconds * 1000)}, pushes ${u.allowPush ? "allowed" : "refused"}`);
@@ -80,6 +84,25 @@ export function bannerLines(url: string, info: AllInOneInfo, version: string, li
   }
   lines.push(LAST_LINE);
   return lines;
+}
+
+/** One line per policy in force, the first headed `policies`; `none` without any. */
+function policyLines(policies: AllInOneInfo["policies"]): string[] {
+  const items: string[] = [];
+  const tags = policies?.immutableTags;
+  if (tags) {
+    const globs = Array.isArray(tags) ? tags.join(", ") : Object.entries(tags as Record<string, readonly string[]>).map(([repo, t]) => `${repo}: ${t.join(", ")}`).join("; ");
+    items.push(`immutable tags ${globs}`);
+  }
+  if (policies?.quotas) items.push(`quotas ${Object.entries(policies.quotas).map(([glob, bytes]) => `${glob} ${formatBytes(bytes)}`).join(", ")}`);
+  if (policies?.retentionRules) {
+    const rules = `${policies.retentionRules} rule${policies.retentionRules === 1 ? "" : "s"}`;
+    items.push(`retention ${rules}, applied by ${policies.gc ? "the scheduled gc" : "`registry-kit gc`"}`);
+  }
+  const gc = policies?.gc;
+  if (gc) items.push(`gc every ${formatInterval(gc.intervalMs)}${gc.removeUntagged ? ", untagged manifests removed" : ""}${gc.dryRun ? ", dry run (reports only)" : ""}`);
+  if (items.length === 0) return ["  policies        none"];
+  return items.map((item, i) => `${i === 0 ? "  policies        " : "                  "}${item}`);
 }
 
 function uploadSecretLine(secret: AllInOneInfo["uploadSecret"]): string {

@@ -9,6 +9,7 @@ import type { ScryptParams } from "../users/index.js";
 import type { EventHook } from "../events/hook.js";
 import type { LogHook } from "../http/log.js";
 import type { StorageDriver } from "../storage/driver.js";
+import type { ImmutableTagPatterns, QuotaLimits } from "../registry/index.js";
 
 /** Extra inputs of `createAllInOne()`. */
 export interface AllInOneOptions {
@@ -131,6 +132,19 @@ export interface AllInOneInfo {
     /** Whether credentials are configured (they are never shown). */
     authenticated: boolean;
   }>;
+  /** Set when the server is in read-only mode (`storage.maintenance.readonly.enabled`): every write gets 405. */
+  readOnly?: true;
+  /** The policies in force, when any: write policies (`registrykit.policy`), retention, the scheduled GC. */
+  policies?: {
+    /** `registrykit.policy.immutabletags`. */
+    immutableTags?: ImmutableTagPatterns;
+    /** `registrykit.policy.quotas`: repository glob → bytes. */
+    quotas?: QuotaLimits;
+    /** How many `registrykit.retention` rules each garbage collection applies. */
+    retentionRules?: number;
+    /** `registrykit.gc`: the scheduled garbage collection. */
+    gc?: { intervalMs: number; removeUntagged: boolean; dryRun: boolean };
+  };
   /** The periodic blob verification (`registrykit.verify`), when on. */
   verify?: {
     /** Milliseconds between runs. */

@@ -169,12 +169,26 @@ function describeAllInOne(
     ...(config.users ? { users: { path: `${config.users.prefix}/users`, ...(bearerAudience ? { audience: bearerAudience } : {}) } } : {}),
     ...(admin ? { admin } : {}),
     uploadSecret: uploadSecretInfo(uploadSecret),
+    ...(config.readOnly ? { readOnly: true as const } : {}),
+    ...policiesInfo(config),
     ...(config.verify ? { verify: { intervalMs: config.verify.intervalMs, quarantine: config.verify.quarantine } } : {}),
     ...(config.ui ? { ui: { path: `${config.ui.prefix}/` } } : {}),
     ...(config.proxy
       ? { proxy: config.proxy.map((u) => ({ prefix: u.prefix, url: u.url, ttlSeconds: u.ttlSeconds, allowPush: u.allowPush, authenticated: u.credentials !== undefined })) }
       : {}),
   };
+}
+
+/** The banner's account of the policies in force; `{}` when there are none. */
+function policiesInfo(config: AllInOneConfig): Pick<AllInOneInfo, "policies"> {
+  const { policy, retention, gc } = config;
+  const policies: NonNullable<AllInOneInfo["policies"]> = {
+    ...(policy?.immutableTags ? { immutableTags: policy.immutableTags } : {}),
+    ...(policy?.quotas ? { quotas: policy.quotas } : {}),
+    ...(retention && retention.length > 0 ? { retentionRules: retention.length } : {}),
+    ...(gc ? { gc: { intervalMs: gc.intervalMs, removeUntagged: gc.removeUntagged, dryRun: gc.dryRun } } : {}),
+  };
+  return Object.keys(policies).length > 0 ? { policies } : {};
 }
 
 /** The banner's account of the upload secret: never the secret itself. */
