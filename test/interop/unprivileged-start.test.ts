@@ -7,9 +7,10 @@
  * upload secret (Distribution's words), and challenge `/v2/`; registry-kit
  * creates no `/data`. When something must persist (our token service's
  * signing key, or a key directory the operator chose), registry-kit refuses to
- * start and the error names the settings that avoid it.
+ * start and the error names the settings that avoid it. On a storage root it
+ * may read but not write, both serve reads and refuse a push alike.
  */
-import { chmodSync, existsSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -57,6 +58,40 @@ describe("as nobody from / with Debian's config, both registries", () => {
   it("both answered alike", () => {
     expect(outcomes["registry-kit"]).toBeDefined();
     expect(outcomes["registry-kit"]).toEqual(outcomes.distribution);
+  });
+});
+
+describe("as nobody on a storage root it may read but not write, both registries", () => {
+  const work = tempDir("unprivileged-root");
+  const answers: Partial<Record<SameConfigServer, { catalog: string; tags: number; push: number }>> = {};
+  beforeAll(() => chmodSync(work.path, 0o755));
+  afterAll(() => work.remove());
+
+  for (const which of ["distribution", "registry-kit"] as SameConfigServer[]) {
+    it(`${which}: serves reads (catalog, tags) and refuses a push`, async () => {
+      const root = join(work.path, `root-${which}`);
+      mkdirSync(root, { mode: 0o755 }); // root's: nobody reads it, writes nothing
+      const port = await freePort();
+      const config = writeConfig(work.path, { version: 0.1, storage: { filesystem: { rootdirectory: root } }, http: { addr: `127.0.0.1:${port}`, secret: "s" } }, `${which}.yml`);
+      chmodSync(config, 0o644);
+      const server = await startOnConfig(which, config, "/", started(`http://127.0.0.1:${port}/v2/`), 60_000, { user: NOBODY });
+      try {
+        const catalog = await fetch(`http://127.0.0.1:${port}/v2/_catalog`);
+        const tags = await fetch(`http://127.0.0.1:${port}/v2/team/app/tags/list`);
+        await tags.arrayBuffer();
+        const push = await fetch(`http://127.0.0.1:${port}/v2/team/app/blobs/uploads/`, { method: "POST" });
+        await push.arrayBuffer();
+        answers[which] = { catalog: `${catalog.status} ${await catalog.text()}`.trim(), tags: tags.status, push: push.status };
+        expect(answers[which], server.output()).toEqual({ catalog: '200 {"repositories":[]}', tags: 404, push: 500 });
+      } finally {
+        await server.stop();
+      }
+    });
+  }
+
+  it("both answered alike", () => {
+    expect(answers["registry-kit"]).toBeDefined();
+    expect(answers["registry-kit"]).toEqual(answers.distribution);
   });
 });
 
