@@ -50,7 +50,13 @@ export async function loadTokenKeys(own: TokenServiceConfig, keyDirectory: strin
     keys = await pemKeysFromFiles({ privateKey: own.key, certificate: own.certificate });
     info = { path: own.path, kid: "", keyFile: own.key, keyCreated: false, certificateFile: own.certificate };
   } else {
-    const pem = await loadOrCreateSigningKey(keyDirectory);
+    const pem = await loadOrCreateSigningKey(keyDirectory).catch((error: unknown) => {
+      throw new Error(
+        `cannot keep the token signing key in ${keyDirectory}: ${(error as Error).message}; set registrykit.tokenservice.key and ` +
+          "registrykit.tokenservice.certificate to existing files, or registrykit.keydirectory (REGISTRY_KIT_DATA) to a writable directory",
+        { cause: error },
+      );
+    });
     keys = pemKeys(pem.value);
     info = {
       path: own.path, kid: "", keyFile: pem.file, keyCreated: pem.created,

@@ -17,6 +17,7 @@ import { createHealthChecks } from "../util/health.js";
 import { createMetrics, type Metrics } from "../util/metrics.js";
 import type { AllInOneConfig } from "./config-types.js";
 import { fileCheck, httpCheck, tcpCheck } from "./health-checks.js";
+import { processMetrics } from "./process-metrics.js";
 
 /** What {@link observability} built. */
 export interface Observability {
@@ -48,6 +49,8 @@ function debugVars(): Promise<Response> {
 export function observability(config: AllInOneConfig, storage: StorageDriver, log: LogHook): Observability {
   const debug = config.http.debug;
   const metrics = debug?.prometheus ? createMetrics() : undefined;
+  // process_* as on Distribution's page (Prometheus' Go client), nodejs_* for the heap and the event loop.
+  const runtime = metrics ? processMetrics(metrics) : undefined;
   const measured = metrics ? instrumentStorage(storage, metrics, config.storage.driver) : storage;
   const health = config.health;
   const storageCheck = health?.storageDriver;
@@ -70,6 +73,7 @@ export function observability(config: AllInOneConfig, storage: StorageDriver, lo
     gate: (handler) => (health ? healthGate(handler, checks) : handler),
     debugHandler,
     start() {
+      runtime?.start();
       if (!health) return;
       // Each failure is logged, as Distribution does; the names are Distribution's.
       const add = (name: string, check: () => Promise<void>, intervalMs: number, threshold: number) =>
@@ -89,6 +93,9 @@ export function observability(config: AllInOneConfig, storage: StorageDriver, lo
       for (const h of health.http) add(h.uri, httpCheck(h), h.intervalMs, h.threshold);
       for (const t of health.tcp) add(t.addr, tcpCheck(t), t.intervalMs, t.threshold);
     },
-    stop: () => checks.stop(),
+    stop: () => {
+      runtime?.stop();
+      checks.stop();
+    },
   };
 }

@@ -9,6 +9,7 @@ import type { ScryptParams } from "../users/index.js";
 import type { EventHook } from "../events/hook.js";
 import type { LogHook } from "../http/log.js";
 import type { StorageDriver } from "../storage/driver.js";
+import type { ImmutableTagPatterns, QuotaLimits } from "../registry/index.js";
 
 /** Extra inputs of `createAllInOne()`. */
 export interface AllInOneOptions {
@@ -100,12 +101,18 @@ export interface AllInOneInfo {
   };
   /** Where the upload `_state` secret comes from. */
   uploadSecret: {
-    /** From the configuration (`http.secret`) or a file in the key directory. */
-    source: "config" | "file";
+    /**
+     * From the configuration (`http.secret`), a file in the key directory, or
+     * generated and kept in memory (the key directory of a config file could
+     * not be written: see `AllInOneConfig.keyDirectoryOptional`).
+     */
+    source: "config" | "file" | "memory";
     /** The file, when `source` is `file`. */
     file?: string;
     /** Whether this start generated it. */
     created: boolean;
+    /** Why it is in memory (the error of the key directory), when `source` is `memory`. */
+    reason?: string;
   };
   /** The web page (`registrykit.ui`), when mounted. */
   ui?: {
@@ -125,6 +132,19 @@ export interface AllInOneInfo {
     /** Whether credentials are configured (they are never shown). */
     authenticated: boolean;
   }>;
+  /** Set when the server is in read-only mode (`storage.maintenance.readonly.enabled`): every write gets 405. */
+  readOnly?: true;
+  /** The policies in force, when any: write policies (`registrykit.policy`), retention, the scheduled GC. */
+  policies?: {
+    /** `registrykit.policy.immutabletags`. */
+    immutableTags?: ImmutableTagPatterns;
+    /** `registrykit.policy.quotas`: repository glob → bytes. */
+    quotas?: QuotaLimits;
+    /** How many `registrykit.retention` rules each garbage collection applies. */
+    retentionRules?: number;
+    /** `registrykit.gc`: the scheduled garbage collection. */
+    gc?: { intervalMs: number; removeUntagged: boolean; dryRun: boolean };
+  };
   /** The periodic blob verification (`registrykit.verify`), when on. */
   verify?: {
     /** Milliseconds between runs. */

@@ -42,11 +42,11 @@ import { bootstrapFirstAdmin, managementAuthenticator, usersRoute } from "./all-
 import { adminRoute } from "./all-in-one-admin.js";
 import { configuredPolicies, startScheduledGc } from "./all-in-one-policy.js";
 import type { AllInOneConfig } from "./config.js";
-import { loadOrCreateUploadSecret } from "./key-material.js";
+import { resolveUploadSecret, type UploadSecret } from "./key-material.js";
 import { registryUpstream } from "../client/index.js";
 import type { PullThroughOptions } from "../registry/index.js";
 import type { ProxyUpstreamConfig } from "./config-proxy.js";
-import { describeStorage, openStorage } from "./open-storage.js";
+import { checkStorageAtStart, describeStorage, openStorage } from "./open-storage.js";
 import { observability } from "./all-in-one-debug.js";
 
 export { managementAudience } from "./all-in-one-auth.js";
@@ -66,12 +66,11 @@ export async function createAllInOne(given: AllInOneConfig, options: AllInOneOpt
   const prefix = config.http.prefix ?? "";
   const log = options.log ?? silent;
   const opened = options.storage ?? openStorage(config);
+  if (!options.storage) await checkStorageAtStart(opened, config);
   const observed = observability(config, opened, log);
   const { metrics, storage } = observed;
 
-  const uploadSecret = config.http.secret !== undefined
-    ? { value: config.http.secret, created: false, file: undefined }
-    : await loadOrCreateUploadSecret(config.keyDirectory);
+  const uploadSecret = await resolveUploadSecret(config.http.secret, config.keyDirectory, config.keyDirectoryOptional ?? false);
   const users = config.users ? storageUserStore(storage) : undefined;
   const admin = users && config.users ? await bootstrapFirstAdmin(users, config.users, options.scrypt) : undefined;
   const token = config.tokenService ? await loadTokenKeys(config.tokenService, config.keyDirectory) : undefined;
@@ -157,7 +156,7 @@ function describeAllInOne(
     token: TokenKeys | undefined;
     bearerAudience: string | undefined;
     admin: AllInOneInfo["admin"];
-    uploadSecret: { file?: string | undefined; created: boolean };
+    uploadSecret: UploadSecret;
   },
 ): AllInOneInfo {
   const { token, bearerAudience, admin, uploadSecret } = built;
@@ -169,15 +168,34 @@ function describeAllInOne(
     ...(token ? { tokenService: token.info } : {}),
     ...(config.users ? { users: { path: `${config.users.prefix}/users`, ...(bearerAudience ? { audience: bearerAudience } : {}) } } : {}),
     ...(admin ? { admin } : {}),
-    uploadSecret: uploadSecret.file !== undefined
-      ? { source: "file", file: uploadSecret.file, created: uploadSecret.created }
-      : { source: "config", created: false },
+    uploadSecret: uploadSecretInfo(uploadSecret),
+    ...(config.readOnly ? { readOnly: true as const } : {}),
+    ...policiesInfo(config),
     ...(config.verify ? { verify: { intervalMs: config.verify.intervalMs, quarantine: config.verify.quarantine } } : {}),
     ...(config.ui ? { ui: { path: `${config.ui.prefix}/` } } : {}),
     ...(config.proxy
       ? { proxy: config.proxy.map((u) => ({ prefix: u.prefix, url: u.url, ttlSeconds: u.ttlSeconds, allowPush: u.allowPush, authenticated: u.credentials !== undefined })) }
       : {}),
   };
+}
+
+/** The banner's account of the policies in force; `{}` when there are none. */
+function policiesInfo(config: AllInOneConfig): Pick<AllInOneInfo, "policies"> {
+  const { policy, retention, gc } = config;
+  const policies: NonNullable<AllInOneInfo["policies"]> = {
+    ...(policy?.immutableTags ? { immutableTags: policy.immutableTags } : {}),
+    ...(policy?.quotas ? { quotas: policy.quotas } : {}),
+    ...(retention && retention.length > 0 ? { retentionRules: retention.length } : {}),
+    ...(gc ? { gc: { intervalMs: gc.intervalMs, removeUntagged: gc.removeUntagged, dryRun: gc.dryRun } } : {}),
+  };
+  return Object.keys(policies).length > 0 ? { policies } : {};
+}
+
+/** The banner's account of the upload secret: never the secret itself. */
+function uploadSecretInfo(secret: UploadSecret): AllInOneInfo["uploadSecret"] {
+  if (secret.source === "file") return { source: "file", file: secret.file, created: secret.created };
+  if (secret.source === "memory") return { source: "memory", created: true, reason: secret.reason };
+  return { source: "config", created: false };
 }
 
 /** The banner's storage line, saying when blob GETs are redirected to the store (storage.redirect). */

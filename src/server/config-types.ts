@@ -248,6 +248,13 @@ export interface AllInOneConfig {
   ui?: UiConfig;
   /** Signing key, certificate and upload secret live here. */
   keyDirectory: string;
+  /**
+   * True when {@link keyDirectory} is only the default of a config file (no
+   * `registrykit.keydirectory`, no `REGISTRY_KIT_DATA`): when it cannot be
+   * created or written, the upload secret is a random one kept in memory, as
+   * Distribution does without `http.secret`, instead of a start-up error.
+   */
+  keyDirectoryOptional?: boolean;
   /** The periodic blob verification (`registrykit.verify`); `undefined` = off. */
   verify?: VerifyScheduleConfig;
   /** Upload limits and the purge of abandoned uploads. */

@@ -9,7 +9,7 @@
  */
 import { parse as parseYaml } from "yaml";
 import { completeAuth, resolveAuth, resolveHtpasswd } from "./config-auth.js";
-import { applyEnvOverrides, isMap } from "./config-env.js";
+import { applyEnvOverrides, ignoredVariableWarning, isMap } from "./config-env.js";
 import { resolveHttp, resolveListen } from "./config-http.js";
 import { resolveDebug, resolveHealth } from "./config-debug.js";
 import { configReader, type ConfigReader } from "./config-reader.js";
@@ -78,10 +78,10 @@ export function resolveConfig(input: ResolveInput): Resolved {
   const env = input.env ?? {};
   const base = input.document === undefined ? defaultDocument(env) : input.document;
   if (!isMap(base)) throw new ConfigError("config", "the top level must be a map of sections");
-  const { document: doc, sources } = applyEnvOverrides(base, env, parseYaml);
+  const { document: doc, sources, ignored } = applyEnvOverrides(base, env, parseYaml);
   const reader = configReader(doc, sources, input.cwd, env);
   const { get, opt, named } = reader;
-  const warnings = schemaWarnings(reader);
+  const warnings = [...ignored.map(ignoredVariableWarning), ...schemaWarnings(reader)];
 
   // The sections are read in this order so that, of several bad keys, the same one is reported first.
   if (get("version") !== undefined && String(get("version")) !== "0.1") {
@@ -126,6 +126,7 @@ export function resolveConfig(input: ResolveInput): Resolved {
     ...(usersOn ? { users: resolveUsers(reader) } : {}),
     ...withUi(resolveUi(reader, usersOn, tokenService !== undefined)),
     keyDirectory: reader.abs(opt("registrykit.keydirectory", str) ?? `${env.REGISTRY_KIT_DATA || "./data"}/keys`),
+    ...(input.document !== undefined && get("registrykit.keydirectory") === undefined && !env.REGISTRY_KIT_DATA ? { keyDirectoryOptional: true } : {}),
     ...(verify ? { verify } : {}),
     uploads: resolveUploads(opt, named),
     ...(notifications ? { notifications } : {}),

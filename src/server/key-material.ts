@@ -134,6 +134,39 @@ export async function loadOrCreateUploadSecret(directory: string): Promise<Persi
   return { ...secret, value: secret.value.trim() };
 }
 
+/** The upload secret a server runs with, and where it came from. */
+export type UploadSecret =
+  | { value: string; source: "config"; created: false }
+  | { value: string; source: "file"; file: string; created: boolean }
+  | { value: string; source: "memory"; created: true; reason: string };
+
+/** Errors that mean "this process may not write there", not "something is broken". */
+const NOT_WRITABLE = new Set(["EACCES", "EPERM", "EROFS"]);
+
+/**
+ * The upload secret: `configured` (`http.secret`) when given, else the one in
+ * `directory`. When the directory cannot be written and it is `optional` (the
+ * mere default of a Distribution config), a random secret in memory, as
+ * Distribution does; otherwise the error names the settings that avoid it.
+ */
+export async function resolveUploadSecret(configured: string | undefined, directory: string, optional: boolean): Promise<UploadSecret> {
+  if (configured !== undefined) return { value: configured, source: "config", created: false };
+  try {
+    const kept = await loadOrCreateUploadSecret(directory);
+    return { value: kept.value, source: "file", file: kept.file, created: kept.created };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? "";
+    if (optional && NOT_WRITABLE.has(code)) {
+      return { value: randomBytes(32).toString("hex"), source: "memory", created: true, reason: (error as Error).message };
+    }
+    throw new Error(
+      `cannot keep the upload secret in ${directory}: ${(error as Error).message}; ` +
+        "set http.secret (REGISTRY_HTTP_SECRET) to a secret shared by every process, or registrykit.keydirectory (REGISTRY_KIT_DATA) to a writable directory",
+      { cause: error },
+    );
+  }
+}
+
 /**
  * A random password that meets the default password policy (upper, lower,
  * digit) and does not start with `-`, which command lines would take for an

@@ -55,3 +55,24 @@ export function describeStorage(storage: AllInOneConfig["storage"]): string {
   const endpoint = storage.endpoint ?? `https://s3.${storage.region}.amazonaws.com`;
   return `s3 bucket ${storage.bucket} at ${endpoint}${storage.rootDirectory ? `, prefix ${storage.rootDirectory}/` : ""}`;
 }
+
+/**
+ * Check at start-up that an S3 bucket can be listed (one ListObjectsV2 of at
+ * most one key), so that a missing bucket or refused credentials stop
+ * start-up with the reason instead of failing every request later. Other
+ * drivers are not checked: a missing filesystem root is an empty registry,
+ * as in Distribution.
+ */
+export async function checkStorageAtStart(storage: StorageDriver, config: Pick<AllInOneConfig, "storage">): Promise<void> {
+  const s3 = config.storage;
+  if (s3.driver !== "s3") return;
+  try {
+    await storage.list("repositories", { limit: 1 });
+  } catch (error) {
+    throw new Error(
+      `storage.s3: cannot list the bucket ${JSON.stringify(s3.bucket)} at ${s3.endpoint ?? `https://s3.${s3.region}.amazonaws.com`}: ${(error as Error).message}; ` +
+        "create the bucket (registry-kit does not create one), or correct storage.s3.bucket, regionendpoint, region and the credentials",
+      { cause: error },
+    );
+  }
+}
