@@ -14,7 +14,7 @@ import { openStorage } from "../server/all-in-one.js";
 import type { AllInOneConfig } from "../server/config.js";
 import { loadCommandConfig } from "./command-support.js";
 import { readSecretLine } from "./stdin.js";
-import type { CliIo } from "./main.js";
+import type { CliIo } from "./io.js";
 
 export const USERS_USAGE = `Usage: registry-kit users list [--json] [CONFIG]
        registry-kit users add NAME [--admin] [--email=ADDRESS] [CONFIG]
