@@ -34,11 +34,3 @@ export function headerValue(request: Request, name: string): string | null {
   }
   return value;
 }
-
-/**
- * The name/value pairs of a `HeadersInit` as given (a `Headers`, a list of
- * pairs, or a record), without copying them into a new `Headers`.
- */
-export function initPairs(init: HeadersInit): Iterable<readonly [string, string]> {
-  return init instanceof Headers || Array.isArray(init) ? (init as Iterable<[string, string]>) : Object.entries(init);
-}

@@ -6,7 +6,8 @@
  * @module
  */
 import { HEADER_PAIRS, type HeaderPairs } from "../http/header-pairs.js";
-import { markInMemoryReader } from "../http/in-memory-response.js";
+import { IN_MEMORY_RESPONSES } from "../http/in-memory-response.js";
+import { ADAPTER_CAPABILITIES, type AdapterCapabilities } from "../runtime/adapter-capabilities.js";
 import { NodeRequest } from "./node-request.js";
 
 /** What a light request answers from. */
@@ -55,6 +56,10 @@ class LightRequest {
   get [HEADER_PAIRS](): HeaderPairs | undefined {
     const state = this[STATE];
     return state.headers === undefined ? state.pairs : undefined;
+  }
+  /** writeResponse takes in-memory bodies directly (see in-memory-response.ts). */
+  get [ADAPTER_CAPABILITIES](): AdapterCapabilities {
+    return IN_MEMORY_RESPONSES;
   }
   get signal(): AbortSignal {
     return this[STATE].signal();
@@ -106,7 +111,5 @@ function delegateToRealRequest(): void {
 /** A light request (see {@link LightRequest}) for the adapter to hand a handler marked `readsRequestBasics`. */
 export function lightRequest(state: LightState): Request {
   if (!delegating) delegateToRealRequest();
-  const request = new LightRequest(state) as unknown as Request;
-  markInMemoryReader(request);
-  return request;
+  return new LightRequest(state) as unknown as Request;
 }

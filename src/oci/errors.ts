@@ -6,9 +6,8 @@
  *
  * @module
  */
-import { initPairs } from "../http/header-pairs.js";
-import { inMemoryResponse } from "../http/in-memory-response.js";
-import { baseHeaderList } from "./wire.js";
+import { inMemoryResponse } from "../runtime/adapter-capabilities.js";
+import { baseHeaderList, initPairs } from "./wire.js";
 
 const encoder = new TextEncoder();
 

@@ -15,8 +15,8 @@ const SRC = resolve(dirname(fileURLToPath(import.meta.url)), "../../src");
 const FOUNDATIONS: Record<string, readonly string[]> = {
   util: [],
   runtime: ["util"],
-  http: ["util", "runtime"],
-  oci: ["util", "runtime", "http"],
+  oci: ["util", "runtime"],
+  http: ["util", "runtime", "oci"],
   storage: ["util", "runtime"],
   events: ["util", "runtime", "http", "storage"],
 };
@@ -222,6 +222,9 @@ describe("import rules (docs/architecture.md)", () => {
     expect(refused("client/verify.ts", "../registry/hash.js", "registry/hash.ts")).toMatch(/rule 1/);
     expect(refused("http/body.ts", "../storage/streams.js", "storage/streams.ts")).toMatch(/rule 1/);
     expect(refused("util/bytes.ts", "../oci/wire.js", "oci/wire.ts")).toMatch(/rule 1/);
+    // The OCI vocabulary sits below the Request/Response helpers (issue 42).
+    expect(refused("oci/errors.ts", "../http/in-memory-response.js", "http/in-memory-response.ts")).toMatch(/rule 1/);
+    expect(refused("http/response.ts", "../oci/errors.js", "oci/errors.ts")).toBeUndefined();
     expect(refused("registry/index.ts", "../users/store.js", "users/store.ts")).toMatch(/rule 2/);
     expect(refused("registry/index.ts", "../auth/jwt.js", "auth/jwt.ts")).toMatch(/rule 2/);
     expect(refused("node/serve.ts", "../cli/main.js", "cli/main.ts")).toMatch(/nothing imports cli/);
