@@ -12,7 +12,7 @@
  */
 import bcrypt from "bcryptjs";
 import { headerValue } from "../http/header-pairs.js";
-import { readsRequestBasics } from "../http/request-basics.js";
+import { readsRequestBasics } from "../runtime/adapter-capabilities.js";
 import { silent, type LogHook } from "../http/log.js";
 import type { Authorizer, CredentialCheck, Principal } from "./access.js";
 import { errorResponse } from "../oci/errors.js";

@@ -14,7 +14,7 @@
 import { eventEmitter, type EventHook } from "../events/hook.js";
 import { AuthError } from "./errors.js";
 import { silent, type LogHook } from "../http/log.js";
-import { readsRequestBasics } from "../http/request-basics.js";
+import { readsRequestBasics } from "../runtime/adapter-capabilities.js";
 import type { CredentialCheck, Principal } from "./access.js";
 import type { KeyProvider } from "./keys.js";
 import { defaultPolicy, type AccessPolicy } from "./policy.js";

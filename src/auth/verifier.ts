@@ -17,7 +17,7 @@ import { checkHmacSecret, importHmacSecret, verificationKeysFromPem, type KeyPro
 import { covers, indexAccess, type AccessIndex } from "./scope.js";
 import { LruCache } from "./token-cache.js";
 import { headerValue } from "../http/header-pairs.js";
-import { readsRequestBasics } from "../http/request-basics.js";
+import { readsRequestBasics } from "../runtime/adapter-capabilities.js";
 import { principalOf, rememberPrincipal } from "./principal.js";
 
 /**

@@ -6,7 +6,7 @@
  */
 import { readFile } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
-import { readsRequestBasics } from "../http/request-basics.js";
+import { readsRequestBasics } from "../runtime/adapter-capabilities.js";
 import { serve, TlsConfigError, type RunningServer, type ServeOptions } from "../node/index.js";
 import { attachAccessLog, type RequestEmitter } from "./access-log.js";
 import { createAllInOne, type AllInOne } from "../server/all-in-one.js";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { readsRequestBasics } from "../http/request-basics.js";
+import { readsRequestBasics } from "../runtime/adapter-capabilities.js";
 import type { AllInOneConfig } from "./config-types.js";
 
 /**

@@ -12,9 +12,8 @@ import {
   markInMemoryReader,
   takeInMemoryBody,
 } from "../../src/http/in-memory-response.js";
-import { readsRequestBasics } from "../../src/http/request-basics.js";
 import { serve, type RunningServer } from "../../src/node/index.js";
-import { capabilitiesOf } from "../../src/runtime/adapter-capabilities.js";
+import { capabilitiesOf, readsRequestBasics } from "../../src/runtime/adapter-capabilities.js";
 import { createRegistry } from "../../src/registry/index.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
 import { pushImage } from "../registry/helpers.js";
