@@ -19,7 +19,7 @@ import { absolute, digestHeaders, empty } from "./responses.js";
 import { eachKey, ensureRepository, exists, mapLimited, readJson, readSmall, readText, writeJson, writeText } from "./storage-io.js";
 import { CHECK_CONCURRENCY, checkReferences } from "./manifest-validation.js";
 import { HEADERS, baseHeaderList, baseHeaders } from "../oci/wire.js";
-import { emitEvent, emitOn, listening, manifestTarget, pullTarget, repositoryCreated, repositoryEmptied, whenRecorded } from "./events.js";
+import { emitEvent, emitOn, eventReferences, listening, manifestTarget, pullTarget, repositoryCreated, repositoryEmptied, storedReferences, whenRecorded } from "./events.js";
 import { checkedCommit, type ManifestPush, type PendingWrite } from "./policy/write-policy.js";
 import { forgetIfEmpty } from "./repository-delete.js";
 
@@ -95,12 +95,25 @@ function manifestHeaders({ digest, meta, cached }: Resolved): HeadersInit {
 export async function getManifest(ctx: RegistryContext, request: Request, name: string, reference: Reference): Promise<Response> {
   const resolved = await resolve(ctx, name, reference);
   const tag = reference.kind === "tag" ? reference.tag : undefined;
-  const recorded = listening(ctx) ? whenRecorded(emitOn(ctx, request, "pull", resolved.cached ? pullTarget(ctx, request, name, resolved.digest.value, resolved.cached, tag) : manifestTarget(ctx, request, name, resolved.digest.value, resolved.meta.mediaType, resolved.meta.size, tag))) : undefined;
+  const recorded = listening(ctx) ? whenRecorded(emitOn(ctx, request, "pull", resolved.cached ? pullTarget(ctx, request, name, resolved.digest.value, resolved.cached, tag) : await uncachedPullTarget(ctx, request, name, resolved, tag))) : undefined;
   if (recorded) await recorded;
   if (resolved.bytes) return inMemoryResponse(request, resolved.bytes, { status: 200, headers: manifestHeaders(resolved) });
   const body = await ctx.storage.read(blobData(resolved.digest));
   if (!body) throw manifestUnknown(reference);
   return new Response(body, { status: 200, headers: manifestHeaders(resolved) });
+}
+
+/**
+ * The pull target of a revision too large for the manifest cache: its bytes
+ * are read whole for the event's `references` (a manifest has a size limit)
+ * and kept in `resolved`, so the GET answers from them instead of reading
+ * the manifest a second time.
+ */
+async function uncachedPullTarget(ctx: RegistryContext, request: Request, name: string, resolved: Resolved, tag: string | undefined) {
+  const { digest, meta } = resolved;
+  resolved.bytes ??= await readSmall(ctx.storage, blobData(digest), Math.max(meta.size, ctx.manifestBytes));
+  const references = resolved.bytes === undefined ? undefined : storedReferences(ctx, resolved.bytes, meta.mediaType);
+  return manifestTarget(ctx, request, name, digest.value, meta.mediaType, meta.size, tag, references);
 }
 
 /** `HEAD /v2/<name>/manifests/<reference>`. */
@@ -139,8 +152,7 @@ export async function putManifest(ctx: RegistryContext, request: Request, url: U
   const push = () => describePush(ctx, request, name, digest, bytes.byteLength, manifest, tag);
   const created = await checkedCommit(ctx.policy, ctx.storage, push, () => storeManifest(ctx, name, digest, bytes, manifest, tag));
   await repositoryCreated(ctx, request, name, created);
-  const references = [...manifest.blobs, ...manifest.manifests].map((d) => ({ mediaType: d.mediaType, digest: d.digest.value, size: d.size }));
-  await emitEvent(ctx, request, "push", () => manifestTarget(ctx, request, name, digest.value, manifest.mediaType, bytes.byteLength, tag, references));
+  await emitEvent(ctx, request, "push", () => manifestTarget(ctx, request, name, digest.value, manifest.mediaType, bytes.byteLength, tag, eventReferences(manifest)));
 
   const headers = digestHeaders(digest.value);
   headers.set("Location", absolute(request, `${ctx.v2}/${name}/manifests/${digest.value}`));

@@ -122,7 +122,7 @@ export async function createAllInOne(given: AllInOneConfig, options: AllInOneOpt
       routes.push(measured(uiRoute(config.ui.prefix, { config, storage, users, keys: token.keys, registry, usersHandler: usersApi.handler, uploadSecret: uploadSecret.value, scrypt: options.scrypt }), "ui"));
     }
   }
-  const handler = observed.gate(routeHandler(routes, config.http.headers));
+  const handler = observed.gate(routeHandler(routes, config.http.headers, { readOnly: config.readOnly ?? false, ...(config.http.hsts ? { hsts: config.http.hsts } : {}) }));
 
   // Started last, so that a failed start-up leaves no timer behind.
   const jobs = startJobs(storage, config, log);

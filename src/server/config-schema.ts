@@ -122,6 +122,7 @@ export const SCHEMA: KeySpec = {
   registrykit: {
     keydirectory: "ok",
     trustproxy: "ok",
+    hsts: "ok",
     tokenservice: {
       enabled: "ok",
       path: "ok",

@@ -148,6 +148,8 @@ export interface AllInOneConfig {
     secret?: string;
     /** `http.headers`: extra headers on every response, as name/value pairs. */
     headers: [string, string][];
+    /** `registrykit.hsts`: the `Strict-Transport-Security` of https responses (default one year with `tls`); absent: none. */
+    hsts?: string;
     /** Milliseconds in-flight requests get at shutdown. */
     drainTimeout: number;
     /** Trust `X-Forwarded-Proto`/`-Host`. */

@@ -161,8 +161,8 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
     ],
   },
   "./ui": {
-    values: ["createUi"],
-    types: ["TagLister", "UiBackend", "UiOptions", "UiUsersApi"],
+    values: ["createUi", "memoryEndedSessions", "storageEndedSessions"],
+    types: ["EndedSessions", "TagLister", "UiBackend", "UiOptions", "UiUsersApi"],
   },
   "./server": {
     values: [
