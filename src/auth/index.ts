@@ -6,13 +6,13 @@
  *
  * Node-only file loaders (`pemKeysFromFiles`, `loadTrustStore`) are in
  * `registry-kit/node`. The parsers and checks behind these functions (PEM,
- * DER, `x5c` chains, the OAuth2 form) are not public.
+ * DER, `x5c` chains, the OAuth2 form), the registry's 401 challenge, the
+ * access index and the size limits are not public.
  *
  * @module
  */
 // The access vocabulary shared with the registry and users services.
 export type { Access, Authorizer, CredentialCheck, Principal } from "./access.js";
-export { allowAll } from "./access.js";
 export { bindingClaims, matchesBinding } from "./binding.js";
 export type { BindingClaims } from "./binding.js";
 
@@ -23,16 +23,13 @@ export type { AuthErrorCode, JwtErrorCode } from "./errors.js";
 // The registry's authorizer, and verification for other services.
 export { DEFAULT_AUTO_REDIRECT_PATH, createTokenAuthorizer, createTokenVerifier, verifiedTokenOf, verifyToken } from "./verifier.js";
 export type { TokenAuthorizerOptions, TokenVerifier, TokenVerifierOptions, TrustOptions, VerifiedToken } from "./verifier.js";
-export { DEFAULT_ALGORITHMS, MIN_RSA_BITS } from "./algorithms.js";
+export { DEFAULT_ALGORITHMS } from "./algorithms.js";
 export type { JwsAlgorithm } from "./algorithms.js";
 export { parseCertBundle, trustStoreFromKeys } from "./cert-bundle.js";
-export { MAX_JWKS_KEYS, createJwksHandler, jwksOf, parseJwks } from "./jwks.js";
+export { createJwksHandler, jwksOf, parseJwks } from "./jwks.js";
 export type { JsonWebKeySet, JwksKey } from "./jwks.js";
 export type { TrustStore } from "./cert-bundle.js";
-export { challengeResponse } from "./challenge.js";
-export type { Challenge, ChallengeError } from "./challenge.js";
-export { covers, formatScope, indexAccess, parseScope } from "./scope.js";
-export type { AccessIndex } from "./scope.js";
+export { covers, formatScope, parseScope } from "./scope.js";
 
 // The token service (the realm) and what it is built from.
 export { createTokenService } from "./token-service.js";
