@@ -1,7 +1,7 @@
 /**
  * The OCI error body `{"errors":[{"code","message","detail"}]}` and the
  * standard codes with their HTTP statuses (docs/architecture.md rule 7). Every registry
- * error response is built here, the token challenge's 401 (`auth/challenge.ts`)
+ * error response is built here, the token challenge's 401 (`auth/verifier/challenge.ts`)
  * included.
  *
  * @module

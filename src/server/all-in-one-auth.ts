@@ -15,8 +15,8 @@ import {
   createBasicAuthorizer, createJwksHandler, createTokenAuthorizer, createTokenService, defaultPolicy, parseJwks, pemKeys,
   type Authorizer, type JwsAlgorithm, type KeyProvider,
 } from "../auth/index.js";
-import { htpasswdCredentials } from "../auth/htpasswd.node.js";
-import { pemKeysFromFiles } from "../auth/keys.node.js";
+import { htpasswdCredentials } from "../auth/basic/htpasswd.node.js";
+import { pemKeysFromFiles } from "../auth/keys/keys.node.js";
 import type { LogHook } from "../http/log.js";
 import { storeCredentialCheck, type ScryptParams, type UserStore } from "../users/index.js";
 import type { AllInOneInfo } from "./all-in-one-types.js";

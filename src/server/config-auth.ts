@@ -9,7 +9,7 @@
  */
 import type { ConfigReader } from "./config-reader.js";
 import type { HtpasswdAuthConfig, TokenAuthConfig, TokenServiceConfig } from "./config-types.js";
-import { isJwsAlgorithm } from "../auth/algorithms.js";
+import { isJwsAlgorithm } from "../auth/jwt/algorithms.js";
 import { DEFAULT_AUTO_REDIRECT_PATH } from "../auth/index.js";
 import { bool, ConfigError, httpUrl, str, stringList } from "./config-values.js";
 

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import type { Access } from "./access.js";
-import { parseScopes } from "./scope.js";
+import type { Access } from "../access.js";
+import { parseScopes } from "../scope.js";
 
 /** A token request, whichever way it came. */
 export interface TokenRequest {

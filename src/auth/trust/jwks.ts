@@ -6,9 +6,9 @@
  *
  * @module
  */
-import { algorithmSpec, isJwsAlgorithm, type JwsAlgorithm } from "./algorithms.js";
-import { AuthError } from "./errors.js";
-import type { KeyProvider } from "./keys.js";
+import { algorithmSpec, isJwsAlgorithm, type JwsAlgorithm } from "../jwt/algorithms.js";
+import { AuthError } from "../errors.js";
+import type { KeyProvider } from "../keys/keys.js";
 import { VerificationKey } from "./public-key.js";
 
 /** A JSON Web Key Set: `{"keys": [...]}`. */

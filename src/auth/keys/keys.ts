@@ -8,18 +8,18 @@
  *
  * @module
  */
-import { AuthError } from "./errors.js";
-import { algorithmSpec, MIN_RSA_BITS, type JwsAlgorithm } from "./algorithms.js";
+import { AuthError } from "../errors.js";
+import { algorithmSpec, MIN_RSA_BITS, type JwsAlgorithm } from "../jwt/algorithms.js";
 import { rememberKeyMaterial } from "./key-material.js";
 import { certificateSpki, pkcs1ToPkcs8, pkcs8Kind, sec1ToPkcs8, type KeyKind } from "./der.js";
-import { b64, toArrayBuffer, utf8 } from "../util/bytes.js";
-import type { SigningKey } from "./jwt.js";
+import { b64, toArrayBuffer, utf8 } from "../../util/bytes.js";
+import type { SigningKey } from "../jwt/jwt.js";
 import { parsePem, toPem } from "./pem.js";
-import { publicJwk, VerificationKey } from "./public-key.js";
-import { x509 } from "./x509.js";
+import { publicJwk, VerificationKey } from "../trust/public-key.js";
+import { x509 } from "../trust/x509.js";
 
-export type { SigningKey } from "./jwt.js";
-export { VerificationKey } from "./public-key.js";
+export type { SigningKey } from "../jwt/jwt.js";
+export { VerificationKey } from "../trust/public-key.js";
 
 /**
  * The contract every key source implements (docs/architecture.md rule 6).

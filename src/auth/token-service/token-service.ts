@@ -11,19 +11,19 @@
  *
  * @module
  */
-import { eventEmitter, type EventHook } from "../events/hook.js";
-import { AuthError } from "./errors.js";
-import { silent, type LogHook } from "../http/log.js";
-import { readsRequestBasics } from "../runtime/adapter-capabilities.js";
-import type { CredentialCheck, Principal } from "./access.js";
-import type { KeyProvider } from "./keys.js";
+import { eventEmitter, type EventHook } from "../../events/hook.js";
+import { AuthError } from "../errors.js";
+import { silent, type LogHook } from "../../http/log.js";
+import { readsRequestBasics } from "../../runtime/adapter-capabilities.js";
+import type { CredentialCheck, Principal } from "../access.js";
+import type { KeyProvider } from "../keys/keys.js";
 import { defaultPolicy, type AccessPolicy } from "./policy.js";
 import { authenticateCaller } from "./token-caller.js";
 import { failFor, type Fail, type TokenServiceContext } from "./token-context.js";
 import { issueToken } from "./token-issue.js";
 import { readTokenRequest } from "./token-request.js";
-import { createTokenVerifier, type TokenVerifier } from "./verifier.js";
-import type { CounterSeries, Family, Metrics } from "../util/metrics.js";
+import { createTokenVerifier, type TokenVerifier } from "../verifier/verifier.js";
+import type { CounterSeries, Family, Metrics } from "../../util/metrics.js";
 
 export type { TokenResponseBody } from "./token-issue.js";
 

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { BodyTooLargeError, readLimitedText } from "../http/body.js";
+import { BodyTooLargeError, readLimitedText } from "../../http/body.js";
 import { parseTokenForm, parseTokenQuery, type TokenRequest } from "./oauth-form.js";
 import type { Fail, TokenServiceContext } from "./token-context.js";
 

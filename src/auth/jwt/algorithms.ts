@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { AuthError } from "./errors.js";
+import { AuthError } from "../errors.js";
 
 /** Signature algorithms registry-kit can sign and verify. `none` is never one of them. */
 export type JwsAlgorithm =

@@ -4,10 +4,10 @@
  *
  * @module
  */
-import { AuthError, JwtError } from "./errors.js";
-import type { Access } from "./access.js";
+import { AuthError, JwtError } from "../errors.js";
+import type { Access } from "../access.js";
 import { algorithmSpec, type JwsAlgorithm } from "./algorithms.js";
-import { asciiBytes, b64url, b64urlText, fromB64url, fromUtf8, scratchAsciiBytes, toArrayBuffer, utf8 } from "../util/bytes.js";
+import { asciiBytes, b64url, b64urlText, fromB64url, fromUtf8, scratchAsciiBytes, toArrayBuffer, utf8 } from "../../util/bytes.js";
 import { nodeSign } from "./node-sign.js";
 
 /** A JOSE header. */

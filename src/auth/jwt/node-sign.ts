@@ -24,9 +24,9 @@
  *
  * @module
  */
-import { nodeBuiltin } from "../runtime/node-builtin.js";
+import { nodeBuiltin } from "../../runtime/node-builtin.js";
 import type { JwsAlgorithm } from "./algorithms.js";
-import { keyMaterial } from "./key-material.js";
+import { keyMaterial } from "../keys/key-material.js";
 
 interface NodeKeyObject {
   readonly type: string;

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import type { Access, Principal } from "./access.js";
-import { globToRegex } from "../util/glob.js";
+import type { Access, Principal } from "../access.js";
+import { globToRegex } from "../../util/glob.js";
 
 /**
  * Decide what to grant. Receives the caller (`undefined` for anonymous) and

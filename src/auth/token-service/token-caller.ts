@@ -5,12 +5,12 @@
  *
  * @module
  */
-import type { Principal } from "./access.js";
-import { matchesBinding } from "./binding.js";
-import { parseBasic } from "./credentials.js";
+import type { Principal } from "../access.js";
+import { matchesBinding } from "../binding.js";
+import { parseBasic } from "../basic/credentials.js";
 import type { TokenRequest } from "./oauth-form.js";
 import type { Fail, TokenServiceContext } from "./token-context.js";
-import type { VerifiedToken } from "./verifier.js";
+import type { VerifiedToken } from "../verifier/verifier.js";
 
 /** The authenticated caller; `undefined` for an anonymous one. */
 export interface Caller {

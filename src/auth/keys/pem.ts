@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { AuthError } from "./errors.js";
-import { b64, fromB64 } from "../util/bytes.js";
+import { AuthError } from "../errors.js";
+import { b64, fromB64 } from "../../util/bytes.js";
 
 /** One `-----BEGIN <label>----- … -----END <label>-----` block. */
 export interface PemBlock {

@@ -5,11 +5,11 @@
  *
  * @module
  */
-import { AuthError } from "./errors.js";
-import { algorithmSpec, MIN_RSA_BITS, type JwsAlgorithm } from "./algorithms.js";
-import { spkiKind, type KeyKind } from "./der.js";
-import { toArrayBuffer } from "../util/bytes.js";
-import { jwkThumbprint, libtrustKeyId } from "./kid.js";
+import { AuthError } from "../errors.js";
+import { algorithmSpec, MIN_RSA_BITS, type JwsAlgorithm } from "../jwt/algorithms.js";
+import { spkiKind, type KeyKind } from "../keys/der.js";
+import { toArrayBuffer } from "../../util/bytes.js";
+import { jwkThumbprint, libtrustKeyId } from "../keys/kid.js";
 
 /** Parameters used only to read a key's JWK form. */
 function probeParams(kind: KeyKind): RsaHashedImportParams | EcKeyImportParams | Algorithm {

@@ -5,20 +5,20 @@
  *
  * @module
  */
-import { AuthError, JwtError } from "./errors.js";
-import { silent, type LogHook } from "../http/log.js";
-import type { Access, Authorizer } from "./access.js";
-import { allowList, type JwsAlgorithm } from "./algorithms.js";
-import { parseCertBundle, resolveSigningKey, trustStoreFromKeys, type TrustStore } from "./cert-bundle.js";
-import { assertJwksShape, parseJwks, type JsonWebKeySet } from "./jwks.js";
+import { AuthError, JwtError } from "../errors.js";
+import { silent, type LogHook } from "../../http/log.js";
+import type { Access, Authorizer } from "../access.js";
+import { allowList, type JwsAlgorithm } from "../jwt/algorithms.js";
+import { parseCertBundle, resolveSigningKey, trustStoreFromKeys, type TrustStore } from "../trust/cert-bundle.js";
+import { assertJwksShape, parseJwks, type JsonWebKeySet } from "../trust/jwks.js";
 import { challengeHeader, challengePrefix, unauthorized, type ChallengeError } from "./challenge.js";
-import { decodeJwt, verifySignature, type JwtHeader, type TokenClaims } from "./jwt.js";
-import { checkHmacSecret, importHmacSecret, verificationKeysFromPem, type KeyProvider } from "./keys.js";
-import { covers, indexAccess, type AccessIndex } from "./scope.js";
+import { decodeJwt, verifySignature, type JwtHeader, type TokenClaims } from "../jwt/jwt.js";
+import { checkHmacSecret, importHmacSecret, verificationKeysFromPem, type KeyProvider } from "../keys/keys.js";
+import { covers, indexAccess, type AccessIndex } from "../scope.js";
 import { LruCache } from "./token-cache.js";
-import { headerValue } from "../http/header-pairs.js";
-import { readsRequestBasics } from "../runtime/adapter-capabilities.js";
-import { principalOf, rememberPrincipal } from "./principal.js";
+import { headerValue } from "../../http/header-pairs.js";
+import { readsRequestBasics } from "../../runtime/adapter-capabilities.js";
+import { principalOf, rememberPrincipal } from "../principal.js";
 
 /**
  * Where a verifier finds the keys it trusts: `rootCertBundle` and/or `jwks`,

@@ -5,12 +5,12 @@
  *
  * @module
  */
-import { json } from "../http/response.js";
-import type { LogHook } from "../http/log.js";
-import type { CredentialCheck, Principal } from "./access.js";
-import type { KeyProvider } from "./keys.js";
+import { json } from "../../http/response.js";
+import type { LogHook } from "../../http/log.js";
+import type { CredentialCheck, Principal } from "../access.js";
+import type { KeyProvider } from "../keys/keys.js";
 import type { AccessPolicy } from "./policy.js";
-import type { VerifiedToken } from "./verifier.js";
+import type { VerifiedToken } from "../verifier/verifier.js";
 
 /** One token service's settings, every default applied. */
 export interface TokenServiceContext {

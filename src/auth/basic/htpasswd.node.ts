@@ -6,8 +6,8 @@
  * @module
  */
 import { readFile, stat } from "node:fs/promises";
-import { silent, type LogHook } from "../http/log.js";
-import type { Principal } from "./access.js";
+import { silent, type LogHook } from "../../http/log.js";
+import type { Principal } from "../access.js";
 import { htpasswdCheck, type HtpasswdCheck } from "./htpasswd.js";
 
 /** Options of {@link htpasswdCredentials}. */

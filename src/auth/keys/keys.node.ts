@@ -5,8 +5,8 @@
  * @module
  */
 import { readFile } from "node:fs/promises";
-import type { JwsAlgorithm } from "./algorithms.js";
-import { parseCertBundle, type TrustStore } from "./cert-bundle.js";
+import type { JwsAlgorithm } from "../jwt/algorithms.js";
+import { parseCertBundle, type TrustStore } from "../trust/cert-bundle.js";
 import { pemKeys, type KeyProvider } from "./keys.js";
 
 /** Paths of {@link pemKeysFromFiles}. */

@@ -5,11 +5,11 @@
  *
  * @module
  */
-import { json } from "../http/response.js";
-import { b64url } from "../util/bytes.js";
-import type { Access, Principal } from "./access.js";
-import { bindingClaims } from "./binding.js";
-import { signJwt, type SigningKey, type TokenClaims } from "./jwt.js";
+import { json } from "../../http/response.js";
+import { b64url } from "../../util/bytes.js";
+import type { Access, Principal } from "../access.js";
+import { bindingClaims } from "../binding.js";
+import { signJwt, type SigningKey, type TokenClaims } from "../jwt/jwt.js";
 import type { TokenRequest } from "./oauth-form.js";
 import { NO_STORE, type TokenServiceContext } from "./token-context.js";
 

@@ -4,10 +4,10 @@
  *
  * @module
  */
-import { inMemoryResponse } from "../http/in-memory-response.js";
-import { errorBody, errorHeaders } from "../oci/errors.js";
-import type { Access } from "./access.js";
-import { formatScope } from "./scope.js";
+import { inMemoryResponse } from "../../http/in-memory-response.js";
+import { errorBody, errorHeaders } from "../../oci/errors.js";
+import type { Access } from "../access.js";
+import { formatScope } from "../scope.js";
 
 /** The `error=` parameter of a Bearer challenge (RFC 6750 §3.1). */
 export type ChallengeError = "invalid_token" | "insufficient_scope";

@@ -12,12 +12,12 @@
  * @module
  */
 import bcrypt from "bcryptjs";
-import { headerValue } from "../http/header-pairs.js";
-import { readsRequestBasics } from "../runtime/adapter-capabilities.js";
-import { silent, type LogHook } from "../http/log.js";
-import type { Authorizer, CredentialCheck, Principal } from "./access.js";
-import { errorResponse } from "../oci/errors.js";
-import { quote, unauthorized } from "./challenge.js";
+import { headerValue } from "../../http/header-pairs.js";
+import { readsRequestBasics } from "../../runtime/adapter-capabilities.js";
+import { silent, type LogHook } from "../../http/log.js";
+import type { Authorizer, CredentialCheck, Principal } from "../access.js";
+import { errorResponse } from "../../oci/errors.js";
+import { quote, unauthorized } from "../verifier/challenge.js";
 import { parseBasic } from "./credentials.js";
 
 const BCRYPT = /^\$2[aby]\$\d\d\$[./A-Za-z0-9]{53}$/;

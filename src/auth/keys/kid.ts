@@ -4,10 +4,10 @@
  *
  * @module
  */
-import { AuthError } from "./errors.js";
+import { AuthError } from "../errors.js";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { base32 } from "rfc4648";
-import { b64url, utf8 } from "../util/bytes.js";
+import { b64url, utf8 } from "../../util/bytes.js";
 
 /**
  * The libtrust key id of a public key: SHA-256 of the DER

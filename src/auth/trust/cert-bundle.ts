@@ -5,10 +5,10 @@
  *
  * @module
  */
-import { AuthError, JwtError } from "./errors.js";
-import { equalBytes, fromB64, toArrayBuffer } from "../util/bytes.js";
-import type { JwtHeader } from "./jwt.js";
-import { verificationKeysFromPem } from "./keys.js";
+import { AuthError, JwtError } from "../errors.js";
+import { equalBytes, fromB64, toArrayBuffer } from "../../util/bytes.js";
+import type { JwtHeader } from "../jwt/jwt.js";
+import { verificationKeysFromPem } from "../keys/keys.js";
 import type { JwksKey } from "./jwks.js";
 import { VerificationKey } from "./public-key.js";
 import { x509, type X509 } from "./x509.js";

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import type { CredentialCheck, Principal } from "./access.js";
-import { equalBytes, fromB64, fromUtf8, utf8 } from "../util/bytes.js";
+import type { CredentialCheck, Principal } from "../access.js";
+import { equalBytes, fromB64, fromUtf8, utf8 } from "../../util/bytes.js";
 
 /** User name and password from a Basic header. */
 export interface BasicCredentials {

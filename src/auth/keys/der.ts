@@ -8,8 +8,8 @@
  *
  * @module
  */
-import { AuthError } from "./errors.js";
-import { concatBytes, toHex } from "../util/bytes.js";
+import { AuthError } from "../errors.js";
+import { concatBytes, toHex } from "../../util/bytes.js";
 
 interface Tlv {
   tag: number;
