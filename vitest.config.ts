@@ -36,6 +36,8 @@ export const SYSTEM = [
   "test/cli/serve-tls.test.ts",
   "test/cli/verify.test.ts",
   "test/cli/verify-schedule.test.ts",
+  // npm pack of a fresh checkout (prepack builds), the tarball unpacked and loaded by node and tsc
+  "test/package/pack.test.ts",
   // tsc and tsx over the code blocks of the docs
   "test/docs/**/*.test.ts",
   // loopback webhook receivers (node:http)
