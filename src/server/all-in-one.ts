@@ -76,11 +76,7 @@ export async function createAllInOne(given: AllInOneConfig, options: AllInOneOpt
   const admin = users && config.users ? await bootstrapFirstAdmin(users, config.users, options.scrypt) : undefined;
   const token = config.tokenService ? await loadTokenKeys(config.tokenService, config.keyDirectory) : undefined;
   const auth = await registryAuthorizer(config, token?.keys, options.origin, log);
-  // The outbox lives in the registry's storage, under `_events/`, so a restart (or another process) delivers what is pending.
-  const notifier: Notifier | undefined = config.notifications
-    ? createNotifier({ storage, endpoints: config.notifications.endpoints, includeReferences: config.notifications.includeReferences, log, post: nodeWebhookPost({ worker: true }) })
-    : undefined;
-  const hooks = [...(notifier ? [notifier] : []), ...(options.onEvent === undefined ? [] : [options.onEvent].flat())];
+  const { notifier, hooks } = eventHooks(config, storage, log, options.onEvent);
   const policies = configuredPolicies(config, log);
 
   const registry = createRegistry({
@@ -143,6 +139,15 @@ export async function createAllInOne(given: AllInOneConfig, options: AllInOneOpt
       auth: auth.info, token, bearerAudience, admin, uploadSecret,
     }),
   };
+}
+
+/** The configured webhook notifier (not started yet) and every event hook: it first, then the caller's. */
+function eventHooks(config: AllInOneConfig, storage: StorageDriver, log: NonNullable<AllInOneOptions["log"]>, onEvent: AllInOneOptions["onEvent"]) {
+  // The outbox lives in the registry's storage, under `_events/`, so a restart (or another process) delivers what is pending.
+  const notifier: Notifier | undefined = config.notifications
+    ? createNotifier({ storage, endpoints: config.notifications.endpoints, includeReferences: config.notifications.includeReferences, log, post: nodeWebhookPost({ worker: true }) })
+    : undefined;
+  return { ...(notifier ? { notifier } : {}), hooks: [...(notifier ? [notifier] : []), ...(onEvent === undefined ? [] : [onEvent].flat())] };
 }
 
 /** `createRegistry`'s default `limits.uploadMaxAgeSeconds`; a longer `uploadpurging.age` extends it. */

@@ -161,6 +161,18 @@ function iso(seconds: number): string {
   return Number.isFinite(seconds) ? new Date(seconds * 1000).toISOString() : String(seconds);
 }
 
+/** Refuse a token whose `exp` (required), `nbf` or `iat` is malformed, or whose times exclude `nowSec` give or take `leeway`. */
+function checkTimes(payload: TokenClaims, nowSec: number, leeway: number): void {
+  const exp = numericDate(payload, "exp");
+  if (exp === undefined) throw new JwtError("malformed_token", "malformed token: exp is missing");
+  const nbf = numericDate(payload, "nbf");
+  numericDate(payload, "iat");
+  if (nowSec > exp + leeway) throw new JwtError("expired", `token not to be used after ${iso(exp + leeway)} - currently ${iso(nowSec)}`);
+  if (nbf !== undefined && nowSec < nbf - leeway) {
+    throw new JwtError("not_yet_valid", `token not to be used before ${iso(nbf - leeway)} - currently ${iso(nowSec)}`);
+  }
+}
+
 /**
  * Build a verifier. Throws at construction when no trust source is given,
  * when `hmacSecret` is a PEM or too short, or when the allow-list names an
@@ -189,17 +201,6 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   trust.catch(() => {});
   hmac?.catch(() => {});
 
-  function checkTimes(payload: TokenClaims, nowSec: number): void {
-    const exp = numericDate(payload, "exp");
-    if (exp === undefined) throw new JwtError("malformed_token", "malformed token: exp is missing");
-    const nbf = numericDate(payload, "nbf");
-    numericDate(payload, "iat");
-    if (nowSec > exp + leeway) throw new JwtError("expired", `token not to be used after ${iso(exp + leeway)} - currently ${iso(nowSec)}`);
-    if (nbf !== undefined && nowSec < nbf - leeway) {
-      throw new JwtError("not_yet_valid", `token not to be used before ${iso(nbf - leeway)} - currently ${iso(nowSec)}`);
-    }
-  }
-
   async function verifyUncached(token: string, nowMs: number): Promise<VerifiedToken> {
     const decoded = decodeJwt(token);
     const { header, payload } = decoded;
@@ -209,7 +210,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     if (!allowed.has(alg as JwsAlgorithm)) throw new JwtError("algorithm_not_allowed", `unable to verify signature: algorithm ${JSON.stringify(alg)} not allowed`);
     if (payload.iss !== options.issuer) throw new JwtError("wrong_issuer", `token from untrusted issuer: ${JSON.stringify(payload.iss)}`);
     if (!audienceMatches(payload.aud, options.audience)) throw new JwtError("wrong_audience", `token intended for another audience: ${JSON.stringify(payload.aud)}`);
-    checkTimes(payload, nowMs / 1000);
+    checkTimes(payload, nowMs / 1000, leeway);
     if (options.tokenUse === "refresh") {
       if (payload.token_use !== "refresh") throw new JwtError("wrong_token_use", "not a refresh token");
     } else if (payload.token_use === "refresh") throw new JwtError("wrong_token_use", "refresh token used as an access token");
