@@ -28,7 +28,7 @@
  */
 import { createNotifier, type Notifier } from "../events/index.js";
 import { nodeWebhookPost } from "../events/webhook-post.node.js";
-import { silent } from "../http/log.js";
+import { silent, type LogHook } from "../http/log.js";
 import { instrumentHandler } from "../http/metrics.js";
 import { createRegistry } from "../registry/index.js";
 import type { StorageDriver } from "../storage/driver.js";
@@ -96,7 +96,7 @@ export async function createAllInOne(given: AllInOneConfig, options: AllInOneOpt
     log,
     ...(prefix ? { basePath: prefix } : {}),
     ...(metrics ? { metrics } : {}),
-    ...(config.proxy ? { pullThrough: pullThroughOf(config.proxy) } : {}),
+    ...(config.proxy ? { pullThrough: pullThroughOf(config.proxy, log) } : {}),
     ...(hooks.length > 0 ? { onEvent: hooks } : {}),
     ...(policies.all.length > 0 ? { policies: policies.all } : {}),
   });
@@ -191,11 +191,11 @@ function storageLine(config: AllInOneConfig, described: string, storage: Storage
 }
 
 /** The configured upstreams as `createRegistry`'s pull-through options, each over HTTP. */
-function pullThroughOf(upstreams: readonly ProxyUpstreamConfig[]): PullThroughOptions {
+function pullThroughOf(upstreams: readonly ProxyUpstreamConfig[], log: LogHook): PullThroughOptions {
   return {
     upstreams: upstreams.map((u) => ({
       prefix: u.prefix,
-      upstream: registryUpstream({ url: u.url, ...(u.credentials ? { credentials: u.credentials } : {}) }),
+      upstream: registryUpstream({ url: u.url, log, ...(u.credentials ? { credentials: u.credentials } : {}), ...(u.realms ? { realms: u.realms } : {}) }),
       ttlSeconds: u.ttlSeconds,
       allowPush: u.allowPush,
     })),
