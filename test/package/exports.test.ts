@@ -31,7 +31,7 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
       "quota", "removeAbandonedUploads", "storageHealthCheck", "tagDetails", "verifyBlobs",
     ],
     types: [
-      "Access", "Authorizer", "BlobCommit", "CounterSeries", "DeleteRepositoryOptions", "DeleteRepositoryReport",
+      "Access", "Authorizer", "BlobCommit", "BlobDelete", "CounterSeries", "DeleteRepositoryOptions", "DeleteRepositoryReport",
       "ErrorCode", "EventHook", "EventListener", "EventSink", "ExpireCachedTagsOptions", "ExpireCachedTagsReport", "Family", "GaugeSeries", "GcOptions", "GcReport",
       "HealthCheckOptions", "HealthChecks", "HistogramSeries", "ImmutableTagPatterns", "ImmutableTags", "IndexPlatform", "LayerUrlRules", "ManifestDelete",
       "ManifestPush", "ManifestValidation", "Metrics", "PendingWrite", "PolicyRefusal", "PullThroughOptions", "PullThroughUpstream",
