@@ -5,8 +5,8 @@
  */
 import type { AddressInfo } from "node:net";
 import { networkInterfaces } from "node:os";
-import type { AllInOneInfo } from "../server/all-in-one.js";
-import type { AllInOneConfig } from "../server/config.js";
+import type { AllInOneInfo } from "../server/all-in-one/all-in-one.js";
+import type { AllInOneConfig } from "../server/config/config.js";
 
 /** The banner's first line; the CLI test waits for it. */
 export const READY = "registry-kit listening on";

@@ -6,7 +6,7 @@
  * @module
  */
 import { readFile } from "node:fs/promises";
-import { parseConfigText, resolveConfig, type AllInOneConfig } from "../server/config.js";
+import { parseConfigText, resolveConfig, type AllInOneConfig } from "../server/config/config.js";
 import type { CliIo } from "./io.js";
 
 /**

@@ -7,9 +7,9 @@
  * @module
  */
 import { deleteRepository, RegistryError } from "../registry/index.js";
-import { openStorage } from "../server/all-in-one.js";
-import { configuredPolicies } from "../server/all-in-one-policy.js";
-import type { AllInOneConfig } from "../server/config.js";
+import { openStorage } from "../server/all-in-one/all-in-one.js";
+import { configuredPolicies } from "../server/all-in-one/all-in-one-policy.js";
+import type { AllInOneConfig } from "../server/config/config.js";
 import { formatBytes } from "../util/size.js";
 import { loadCommandConfig } from "./command-support.js";
 import type { CliIo } from "./io.js";

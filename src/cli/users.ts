@@ -10,8 +10,8 @@
 import {
   createAccount, deleteAccount, listAccounts, resetPassword, setAdministrator, storageUserStore, UserStoreError, type PublicUser, type UserStore,
 } from "../users/index.js";
-import { openStorage } from "../server/all-in-one.js";
-import type { AllInOneConfig } from "../server/config.js";
+import { openStorage } from "../server/all-in-one/all-in-one.js";
+import type { AllInOneConfig } from "../server/config/config.js";
 import { loadCommandConfig } from "./command-support.js";
 import { readSecretLine } from "./stdin.js";
 import type { CliIo } from "./io.js";

@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, w
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { KEY_FILES, generatePassword, loadOrCreateSigningKey, loadOrCreateUploadSecret } from "../../src/server/key-material.js";
+import { KEY_FILES, generatePassword, loadOrCreateSigningKey, loadOrCreateUploadSecret } from "../../src/server/all-in-one/key-material.js";
 
 const dirs: string[] = [];
 const fresh = () => {

@@ -11,12 +11,12 @@
  *
  * @module
  */
-import type { EventHook } from "../events/hook.js";
-import { json, methodNotAllowed } from "../http/response.js";
-import type { LogHook } from "../http/log.js";
-import { deleteRepository, RegistryError, type Quota } from "../registry/index.js";
-import type { StorageDriver } from "../storage/driver.js";
-import type { Authenticator, UserStore } from "../users/index.js";
+import type { EventHook } from "../../events/hook.js";
+import { json, methodNotAllowed } from "../../http/response.js";
+import type { LogHook } from "../../http/log.js";
+import { deleteRepository, RegistryError, type Quota } from "../../registry/index.js";
+import type { StorageDriver } from "../../storage/driver.js";
+import type { Authenticator, UserStore } from "../../users/index.js";
 import type { ConfiguredPolicies } from "./all-in-one-policy.js";
 import type { Route } from "./all-in-one-routes.js";
 

@@ -9,7 +9,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { promises as fsp } from "node:fs";
 import path from "node:path";
-import { generateSigningKeyPem, type KeyPem } from "../auth/index.js";
+import { generateSigningKeyPem, type KeyPem } from "../../auth/index.js";
 
 /** File names inside the key directory. */
 export const KEY_FILES = {

@@ -4,12 +4,12 @@
  *
  * @module
  */
-import type { StorageDriver } from "../storage/driver.js";
-import { azureStorage } from "../storage/azure/index.js";
-import { fsStorage } from "../storage/fs/index.js";
-import { memoryStorage } from "../storage/memory/index.js";
-import { s3Storage } from "../storage/s3/index.js";
-import type { AllInOneConfig } from "./config-types.js";
+import type { StorageDriver } from "../../storage/driver.js";
+import { azureStorage } from "../../storage/azure/index.js";
+import { fsStorage } from "../../storage/fs/index.js";
+import { memoryStorage } from "../../storage/memory/index.js";
+import { s3Storage } from "../../storage/s3/index.js";
+import type { AllInOneConfig } from "../config/config-types.js";
 
 /** The storage driver a configuration names (shared by `serve` and `gc`). */
 export function openStorage(config: Pick<AllInOneConfig, "storage">): StorageDriver {

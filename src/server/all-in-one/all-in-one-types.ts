@@ -5,10 +5,10 @@
  *
  * @module
  */
-import type { ScryptParams } from "../users/index.js";
-import type { EventHook } from "../events/hook.js";
-import type { LogHook } from "../http/log.js";
-import type { StorageDriver } from "../storage/driver.js";
+import type { ScryptParams } from "../../users/index.js";
+import type { EventHook } from "../../events/hook.js";
+import type { LogHook } from "../../http/log.js";
+import type { StorageDriver } from "../../storage/driver.js";
 
 /** Extra inputs of `createAllInOne()`. */
 export interface AllInOneOptions {

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { LogHook } from "../http/log.js";
+import type { LogHook } from "../../http/log.js";
 
 /** A running schedule. */
 export interface Periodic {

@@ -8,14 +8,14 @@
  * @module
  */
 import { createHmac, randomBytes } from "node:crypto";
-import { bindingClaims, defaultPolicy, signJwt, type Access, type KeyProvider, type Principal } from "../auth/index.js";
-import { tagDetails } from "../registry/index.js";
-import type { StorageDriver } from "../storage/driver.js";
-import { createUi, storageEndedSessions } from "../ui/index.js";
-import { storeCredentialCheck, type ScryptParams, type UserStore } from "../users/index.js";
+import { bindingClaims, defaultPolicy, signJwt, type Access, type KeyProvider, type Principal } from "../../auth/index.js";
+import { tagDetails } from "../../registry/index.js";
+import type { StorageDriver } from "../../storage/driver.js";
+import { createUi, storageEndedSessions } from "../../ui/index.js";
+import { storeCredentialCheck, type ScryptParams, type UserStore } from "../../users/index.js";
 import { managementAudience } from "./all-in-one-auth.js";
 import { pathRoute, type Route } from "./all-in-one-routes.js";
-import type { AllInOneConfig } from "./config-types.js";
+import type { AllInOneConfig } from "../config/config-types.js";
 
 /** What the page is built from. */
 export interface UiParts {

@@ -8,9 +8,9 @@
  *
  * @module
  */
-import { readsRequestBasics } from "../runtime/adapter-capabilities.js";
-import { errorResponse } from "../oci/errors.js";
-import type { AllInOneConfig } from "./config-types.js";
+import { readsRequestBasics } from "../../runtime/adapter-capabilities.js";
+import { errorResponse } from "../../oci/errors.js";
+import type { AllInOneConfig } from "../config/config-types.js";
 
 /**
  * `config` with the paths of the token service, the users API (and its

@@ -5,12 +5,12 @@
  *
  * @module
  */
-import type { LogHook } from "../http/log.js";
-import { removeAbandonedUploads } from "../registry/index.js";
-import type { StorageDriver } from "../storage/driver.js";
-import type { AllInOneConfig } from "./config-types.js";
-import { startPeriodic, type Periodic } from "./periodic.js";
-import { startPeriodicVerify } from "./verify-schedule.js";
+import type { LogHook } from "../../http/log.js";
+import { removeAbandonedUploads } from "../../registry/index.js";
+import type { StorageDriver } from "../../storage/driver.js";
+import type { AllInOneConfig } from "../config/config-types.js";
+import { startPeriodic, type Periodic } from "../jobs/periodic.js";
+import { startPeriodicVerify } from "../jobs/verify-schedule.js";
 
 /** Start the jobs `config` asks for; `stop()` stops them all (the verify first). */
 export function startJobs(storage: StorageDriver, config: Pick<AllInOneConfig, "verify" | "uploads">, log: LogHook): Periodic {

@@ -6,18 +6,18 @@
  *
  * @module
  */
-import type { EventHook } from "../events/hook.js";
-import { instrumentHandler } from "../http/metrics.js";
-import type { Metrics } from "../util/metrics.js";
-import { createTokenVerifier, type KeyProvider } from "../auth/index.js";
-import type { LogHook } from "../http/log.js";
+import type { EventHook } from "../../events/hook.js";
+import { instrumentHandler } from "../../http/metrics.js";
+import type { Metrics } from "../../util/metrics.js";
+import { createTokenVerifier, type KeyProvider } from "../../auth/index.js";
+import type { LogHook } from "../../http/log.js";
 import {
   anyAuthenticator, basicAuthenticator, bearerAuthenticator, bootstrapAdmin, createUserService, storeCredentialCheck,
   type Authenticator, type ScryptParams, type UserStore,
-} from "../users/index.js";
+} from "../../users/index.js";
 import type { AllInOneInfo } from "./all-in-one-types.js";
 import { pathRoute, type Route } from "./all-in-one-routes.js";
-import type { UsersConfig } from "./config-types.js";
+import type { UsersConfig } from "../config/config-types.js";
 import { generatePassword } from "./key-material.js";
 
 /** Create the first administrator when `users` is empty; the banner's `admin` entry, with the password only when generated. */

@@ -9,8 +9,8 @@
  */
 import type { ConfigReader } from "./config-reader.js";
 import type { HtpasswdAuthConfig, TokenAuthConfig, TokenServiceConfig } from "./config-types.js";
-import { isJwsAlgorithm } from "../auth/jwt/algorithms.js";
-import { DEFAULT_AUTO_REDIRECT_PATH } from "../auth/index.js";
+import { isJwsAlgorithm } from "../../auth/jwt/algorithms.js";
+import { DEFAULT_AUTO_REDIRECT_PATH } from "../../auth/index.js";
 import { bool, ConfigError, httpUrl, str, stringList } from "./config-values.js";
 
 /** The default token service name (`auth.token.service` and `issuer`). */

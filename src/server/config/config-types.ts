@@ -12,7 +12,7 @@ import type { ProxyUpstreamConfig } from "./config-proxy.js";
 import type { NotificationsConfig } from "./config-notifications.js";
 import type { VerifyScheduleConfig } from "./config-verify.js";
 import type { GcScheduleConfig, PolicyConfig } from "./config-policy.js";
-import type { ManifestValidation, RetentionRule } from "../registry/index.js";
+import type { ManifestValidation, RetentionRule } from "../../registry/index.js";
 
 /** The registry's Basic authentication against an htpasswd file (`auth.htpasswd`). */
 export interface HtpasswdAuthConfig {

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { ImmutableTagPatterns, QuotaLimits, RetentionRule } from "../registry/index.js";
+import type { ImmutableTagPatterns, QuotaLimits, RetentionRule } from "../../registry/index.js";
 import { isMap } from "./config-env.js";
 import type { ConfigReader } from "./config-reader.js";
 import { bool, byteSize, ConfigError, duration, stringList } from "./config-values.js";

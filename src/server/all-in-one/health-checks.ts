@@ -7,7 +7,7 @@
  */
 import { stat } from "node:fs/promises";
 import { connect } from "node:net";
-import type { HttpHealthConfig, TcpHealthConfig } from "./config-debug.js";
+import type { HttpHealthConfig, TcpHealthConfig } from "../config/config-debug.js";
 
 /** Fails while `file` exists ("file exists"); passes when it is absent; other stat errors fail. */
 export function fileCheck(file: string): () => Promise<void> {

@@ -7,21 +7,21 @@
  *
  * @module
  */
-import type { EventHook } from "../events/hook.js";
-import { instrumentHandler } from "../http/metrics.js";
-import type { Metrics } from "../util/metrics.js";
+import type { EventHook } from "../../events/hook.js";
+import { instrumentHandler } from "../../http/metrics.js";
+import type { Metrics } from "../../util/metrics.js";
 import { readFile } from "node:fs/promises";
 import {
   createBasicAuthorizer, createJwksHandler, createTokenAuthorizer, createTokenService, defaultPolicy, parseJwks, pemKeys,
   type Authorizer, type JwsAlgorithm, type KeyProvider,
-} from "../auth/index.js";
-import { htpasswdCredentials } from "../auth/basic/htpasswd.node.js";
-import { pemKeysFromFiles } from "../auth/keys/keys.node.js";
-import type { LogHook } from "../http/log.js";
-import { storeCredentialCheck, type ScryptParams, type UserStore } from "../users/index.js";
+} from "../../auth/index.js";
+import { htpasswdCredentials } from "../../auth/basic/htpasswd.node.js";
+import { pemKeysFromFiles } from "../../auth/keys/keys.node.js";
+import type { LogHook } from "../../http/log.js";
+import { storeCredentialCheck, type ScryptParams, type UserStore } from "../../users/index.js";
 import type { AllInOneInfo } from "./all-in-one-types.js";
 import { pathRoute, type Route } from "./all-in-one-routes.js";
-import type { AllInOneConfig, TokenAuthConfig, TokenServiceConfig } from "./config-types.js";
+import type { AllInOneConfig, TokenAuthConfig, TokenServiceConfig } from "../config/config-types.js";
 import { KEY_FILES, loadOrCreateSigningKey } from "./key-material.js";
 
 /**

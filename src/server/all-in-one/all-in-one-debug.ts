@@ -8,14 +8,14 @@
  *
  * @module
  */
-import { metricsHandler } from "../http/metrics.js";
-import type { LogHook } from "../http/log.js";
-import { healthGate, healthStatusHandler, storageHealthCheck } from "../registry/health.js";
-import type { StorageDriver } from "../storage/driver.js";
-import { instrumentStorage } from "../storage/instrumented.js";
-import { createHealthChecks } from "../util/health.js";
-import { createMetrics, type Metrics } from "../util/metrics.js";
-import type { AllInOneConfig } from "./config-types.js";
+import { metricsHandler } from "../../http/metrics.js";
+import type { LogHook } from "../../http/log.js";
+import { healthGate, healthStatusHandler, storageHealthCheck } from "../../registry/health.js";
+import type { StorageDriver } from "../../storage/driver.js";
+import { instrumentStorage } from "../../storage/instrumented.js";
+import { createHealthChecks } from "../../util/health.js";
+import { createMetrics, type Metrics } from "../../util/metrics.js";
+import type { AllInOneConfig } from "../config/config-types.js";
 import { fileCheck, httpCheck, tcpCheck } from "./health-checks.js";
 
 /** What {@link observability} built. */

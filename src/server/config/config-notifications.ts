@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { WebhookEndpoint } from "../events/endpoint.js";
+import type { WebhookEndpoint } from "../../events/endpoint.js";
 import type { ConfigReader } from "./config-reader.js";
 import { bool, ConfigError, duration, headerMap, httpUrl, positiveInt, str, stringList } from "./config-values.js";
 

@@ -11,7 +11,7 @@
  */
 import type { ConfigReader } from "./config-reader.js";
 import { bool, ConfigError, str } from "./config-values.js";
-import type { IndexPlatform, ManifestValidation } from "../registry/index.js";
+import type { IndexPlatform, ManifestValidation } from "../../registry/index.js";
 
 /** Read `validation` into `createRegistry`'s `manifestValidation`. */
 export function resolveValidation({ opt }: ConfigReader): ManifestValidation {

@@ -26,13 +26,13 @@
  *
  * @module
  */
-import { createNotifier, type Notifier } from "../events/index.js";
-import { nodeWebhookPost } from "../events/webhook-post.node.js";
-import { silent, type LogHook } from "../http/log.js";
-import { instrumentHandler } from "../http/metrics.js";
-import { createRegistry } from "../registry/index.js";
-import type { StorageDriver } from "../storage/driver.js";
-import { storageUserStore } from "../users/index.js";
+import { createNotifier, type Notifier } from "../../events/index.js";
+import { nodeWebhookPost } from "../../events/webhook-post.node.js";
+import { silent, type LogHook } from "../../http/log.js";
+import { instrumentHandler } from "../../http/metrics.js";
+import { createRegistry } from "../../registry/index.js";
+import type { StorageDriver } from "../../storage/driver.js";
+import { storageUserStore } from "../../users/index.js";
 import { jwksRoute, loadTokenKeys, managementAudience, registryAuthorizer, tokenServiceRoute, type TokenKeys } from "./all-in-one-auth.js";
 import { startJobs } from "./all-in-one-jobs.js";
 import { aliveRoute, pathRoute, routeHandler, underPrefix, type Route } from "./all-in-one-routes.js";
@@ -41,11 +41,11 @@ import { uiRoute } from "./all-in-one-ui.js";
 import { bootstrapFirstAdmin, managementAuthenticator, usersRoute } from "./all-in-one-users.js";
 import { adminRoute } from "./all-in-one-admin.js";
 import { configuredPolicies, startScheduledGc } from "./all-in-one-policy.js";
-import type { AllInOneConfig } from "./config.js";
+import type { AllInOneConfig } from "../config/config.js";
 import { loadOrCreateUploadSecret } from "./key-material.js";
-import { registryUpstream } from "../client/index.js";
-import type { PullThroughOptions } from "../registry/index.js";
-import type { ProxyUpstreamConfig } from "./config-proxy.js";
+import { registryUpstream } from "../../client/index.js";
+import type { PullThroughOptions } from "../../registry/index.js";
+import type { ProxyUpstreamConfig } from "../config/config-proxy.js";
 import { describeStorage, openStorage } from "./open-storage.js";
 import { observability } from "./all-in-one-debug.js";
 

@@ -7,12 +7,12 @@
  *
  * @module
  */
-import type { LogHook } from "../http/log.js";
-import { collectGarbage, immutableTags, quota, type GcReport, type ImmutableTags, type Quota, type WritePolicy } from "../registry/index.js";
-import type { StorageDriver } from "../storage/driver.js";
-import type { Metrics } from "../util/metrics.js";
-import type { AllInOneConfig } from "./config-types.js";
-import { startPeriodic, type Periodic } from "./periodic.js";
+import type { LogHook } from "../../http/log.js";
+import { collectGarbage, immutableTags, quota, type GcReport, type ImmutableTags, type Quota, type WritePolicy } from "../../registry/index.js";
+import type { StorageDriver } from "../../storage/driver.js";
+import type { Metrics } from "../../util/metrics.js";
+import type { AllInOneConfig } from "../config/config-types.js";
+import { startPeriodic, type Periodic } from "../jobs/periodic.js";
 
 /** The configured policies, each kept by kind for whoever needs more than the check. */
 export interface ConfiguredPolicies {
