@@ -30,6 +30,7 @@ export { createJwksHandler, jwksOf, parseJwks } from "./trust/jwks.js";
 export type { JsonWebKeySet, JwksKey } from "./trust/jwks.js";
 export type { TrustStore } from "./trust/cert-bundle.js";
 export { covers, formatScope, parseScope } from "./scope.js";
+export type { AccessIndex } from "./scope.js";
 
 // The token service (the realm) and what it is built from.
 export { createTokenService } from "./token-service/token-service.js";

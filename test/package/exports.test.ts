@@ -53,7 +53,7 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
       "pemKeys", "signJwt", "trustStoreFromKeys", "verifiedTokenOf", "verifyToken",
     ],
     types: [
-      "Access", "AccessPolicy", "AclMatch", "AclRule", "AuthErrorCode", "Authorizer",
+      "Access", "AccessIndex", "AccessPolicy", "AclMatch", "AclRule", "AuthErrorCode", "Authorizer",
       "BasicAuthorizerOptions", "BindingClaims", "CredentialCheck", "CryptoKeysOptions",
       "DecodedJwt", "DefaultPolicyOptions", "GenerateKeyOptions", "GeneratedKeyProvider",
       "HmacKeysOptions", "HtpasswdCheck", "JsonWebKeySet", "JwksKey", "JwsAlgorithm", "JwtErrorCode", "JwtHeader", "KeyPem", "KeyProvider",
