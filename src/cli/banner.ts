@@ -6,8 +6,8 @@
  */
 import type { AddressInfo } from "node:net";
 import { networkInterfaces } from "node:os";
-import type { AllInOneInfo } from "../server/all-in-one.js";
-import type { AllInOneConfig } from "../server/config.js";
+import type { AllInOneInfo } from "../server/all-in-one/all-in-one.js";
+import type { AllInOneConfig } from "../server/config/config.js";
 import { formatBytes } from "../util/size.js";
 
 /** The banner's first line; the CLI test waits for it. */

@@ -7,7 +7,7 @@
  * @module
  */
 import { errorResponse } from "../oci/errors.js";
-import { onlyReadsRequestBasics, readsRequestBasics } from "../http/request-basics.js";
+import { onlyReadsRequestBasics, readsRequestBasics } from "../runtime/adapter-capabilities.js";
 import type { StorageDriver } from "../storage/driver.js";
 import type { HealthChecks } from "../util/health.js";
 

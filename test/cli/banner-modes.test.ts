@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { bannerLines, RANDOM_SECRET_WARNING, startupWarnings } from "../../src/cli/banner.js";
-import { createAllInOne, type AllInOneInfo } from "../../src/server/all-in-one.js";
-import { parseConfigText, resolveConfig } from "../../src/server/config.js";
+import { createAllInOne, type AllInOneInfo } from "../../src/server/all-in-one/all-in-one.js";
+import { parseConfigText, resolveConfig } from "../../src/server/config/config.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
 
 /** The banner of `createAllInOne` over memory storage for `yaml` (without a `storage` section: inmemory). */

@@ -4,8 +4,8 @@
  * driver the composition opens from it.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createAllInOne } from "../../src/server/all-in-one.js";
-import { ConfigError, parseConfigText, resolveConfig, type S3StorageConfig } from "../../src/server/config.js";
+import { createAllInOne } from "../../src/server/all-in-one/all-in-one.js";
+import { ConfigError, parseConfigText, resolveConfig, type S3StorageConfig } from "../../src/server/config/config.js";
 import { configError } from "./config-error.js";
 
 const cwd = "/srv/app";

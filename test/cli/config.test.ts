@@ -2,11 +2,11 @@ import { pbkdf2 } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { openStorage } from "../../src/server/open-storage.js";
+import { openStorage } from "../../src/server/all-in-one/open-storage.js";
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseConfigText, resolveConfig, type AllInOneConfig } from "../../src/server/config.js";
-import { applyEnvOverrides } from "../../src/server/config-env.js";
-import { duration, parseAddr } from "../../src/server/config-values.js";
+import { ConfigError, parseConfigText, resolveConfig, type AllInOneConfig } from "../../src/server/config/config.js";
+import { applyEnvOverrides } from "../../src/server/config/config-env.js";
+import { duration, parseAddr } from "../../src/server/config/config-values.js";
 import { parse } from "yaml";
 import { configError } from "./config-error.js";
 

@@ -2,7 +2,7 @@ import fs, { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, unlinkSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { KEY_FILES, generatePassword, loadOrCreateSigningKey, loadOrCreateUploadSecret, resolveUploadSecret } from "../../src/server/key-material.js";
+import { KEY_FILES, generatePassword, loadOrCreateSigningKey, loadOrCreateUploadSecret, resolveUploadSecret } from "../../src/server/all-in-one/key-material.js";
 
 const dirs: string[] = [];
 const fresh = () => {

@@ -6,7 +6,7 @@
  * real server with promtool.
  */
 import { describe, expect, it } from "vitest";
-import { processMetrics } from "../../src/server/process-metrics.js";
+import { processMetrics } from "../../src/server/all-in-one/process-metrics.js";
 import { createMetrics } from "../../src/util/metrics.js";
 import { parseExposition, valueOf } from "../util/prometheus-parse.js";
 
