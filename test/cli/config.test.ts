@@ -380,7 +380,7 @@ describe("environment overrides (REGISTRY_<SECTION>_<KEY>)", () => {
 
   it("still refuse an unknown storage driver or a refused key named by a variable (Distribution's maps take any key)", () => {
     expect(fails(MINIMAL, { REGISTRY_STORAGE_SERVICE_HOST: "10.0.0.1" }).message).toMatch(/storage\.service.*not a known storage driver/);
-    expect(fails(MINIMAL, { REGISTRY_STORAGE_AZURE_ACCOUNTNAME: "a" }).message).toMatch(/storage\.azure.*not supported/);
+    expect(fails(MINIMAL, { REGISTRY_STORAGE_GCS_BUCKET: "a" }).message).toMatch(/storage\.gcs.*not supported/);
   });
 
   it("are applied to a copy", () => {
