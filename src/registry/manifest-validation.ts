@@ -9,8 +9,9 @@
 import type { RegistryContext } from "./context.js";
 import type { Descriptor, ParsedManifest } from "./manifest-document.js";
 import { RegistryError } from "../oci/errors.js";
+import type { Digest } from "../oci/digest.js";
 import { URL_LAYER_TYPES } from "../oci/wire.js";
-import { layerLink, manifestRevision } from "./layout.js";
+import { blobData, layerLink, manifestRevision } from "./layout.js";
 import { exists, mapLimited } from "./storage-io.js";
 
 /** A platform of an image index entry, matched on `architecture` and `os`. */
@@ -86,12 +87,15 @@ export const CHECK_CONCURRENCY = 16;
 /**
  * Check a pushed manifest of `name` against `ctx.validation`: layer URLs first
  * (no storage read), then that each blob and child manifest that must be in
- * the repository is there. Throws the 400 Distribution answers.
+ * the repository is there (with `bytes`, also that each blob's bytes exist).
+ * Throws the 400 Distribution answers.
  */
-export async function checkReferences(ctx: RegistryContext, name: string, manifest: ParsedManifest): Promise<void> {
+export async function checkReferences(ctx: RegistryContext, name: string, manifest: ParsedManifest, options: { bytes?: boolean } = {}): Promise<void> {
   const { urls, indexes } = ctx.validation;
   const blobs = urls ? manifest.blobs.filter((b) => mustBeStored(b, urls)) : manifest.blobs.filter((b) => !b.urls);
-  const missingBlobs = await mapLimited(blobs, CHECK_CONCURRENCY, async (b) => ((await exists(ctx.storage, layerLink(name, b.digest))) ? undefined : b));
+  // With `bytes` (the check after the revision is stored) the bytes must be there too: GC may have set them aside.
+  const present = async (d: Digest) => (await exists(ctx.storage, layerLink(name, d))) && (!options.bytes || (await exists(ctx.storage, blobData(d))));
+  const missingBlobs = await mapLimited(blobs, CHECK_CONCURRENCY, async (b) => ((await present(b.digest)) ? undefined : b));
   const blob = missingBlobs.find((b) => b !== undefined);
   if (blob) throw new RegistryError("MANIFEST_BLOB_UNKNOWN", "blob unknown to registry", 400, { digest: blob.digest.value });
   const wanted = indexes === "all" ? manifest.manifests : indexes === "none" ? [] : manifest.manifests.filter((m) => listed(m, indexes));

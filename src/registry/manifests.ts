@@ -152,7 +152,7 @@ export async function putManifest(ctx: RegistryContext, request: Request, url: U
   const push = () => describePush(ctx, request, name, digest, bytes.byteLength, manifest, tag);
   // Checked again once the revision is stored: a GC that unlinked a blob meanwhile (or removed a child) either
   // sees this revision in its next listing and keeps them, or this check sees them gone (docs/gc.md).
-  const confirm = () => checkReferences(ctx, name, manifest);
+  const confirm = () => checkReferences(ctx, name, manifest, { bytes: true });
   const created = await checkedCommit(ctx.policy, ctx.storage, push, () => storeManifest(ctx, name, digest, bytes, manifest, tag, confirm)).catch(async (error: unknown) => {
     // A refused push leaves no repository without a manifest in the catalog (its blobs were let in before).
     if (error instanceof RegistryError && error.code === "DENIED") await forgetIfEmpty(ctx.storage, name);
@@ -201,6 +201,9 @@ export async function storeManifest(ctx: RegistryContext, name: string, digest: 
     if (!before) await ctx.storage.delete(revision);
     throw error;
   }
+  // GC may have set these very bytes aside (an orphan of the same digest) before the revision was stored; then
+  // its last listing may not see the revision and deletes them: write them again (docs/gc.md).
+  if (confirm && !(await ctx.storage.stat(blobData(digest)))) await ctx.storage.write(blobData(digest), bytes);
   if (manifest.subject) {
     const entry: Record<string, unknown> = { mediaType: manifest.mediaType, digest: digest.value, size: bytes.byteLength };
     if (manifest.artifactType !== undefined) entry.artifactType = manifest.artifactType;
