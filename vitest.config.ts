@@ -29,6 +29,7 @@ export const SYSTEM = [
   // Azurite, the Azure Blob emulator from npm (test/storage/helpers/azurite.ts)
   "test/storage/azure.test.ts",
   "test/storage/azure-driver.test.ts",
+  "test/cli/serve-s3-bucket.test.ts",
   // the real CLI or server as a child process, killed with SIGKILL
   "test/crash/**/*.test.ts",
   "test/cli/bundle.test.ts",

@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Http2ServerRequest } from "node:http2";
 import { silent, type LogHook } from "../http/log.js";
-import { onlyReadsRequestBasics } from "../http/request-basics.js";
+import { onlyReadsRequestBasics } from "../runtime/adapter-capabilities.js";
 import { BadRequestError, toRequest, type RequestOptions } from "./request.js";
 import { writeResponse } from "./response.js";
 import { countRequest } from "./old-generation.js";

@@ -2,12 +2,13 @@
  * Health checks over HTTP, as Distribution serves them: the status handler
  * of `/debug/health` (200 `{}`, or 503 with the failing checks by name), the
  * gate that answers every request of the API with 503 `UNAVAILABLE` while a
- * check fails, and the storage check of `health.storagedriver`.
+ * check fails (the storage check of `health.storagedriver` is storage-level:
+ * stores/base/health-check.ts).
  *
  * @module
  */
 import { errorResponse } from "../oci/errors.js";
-import { onlyReadsRequestBasics, readsRequestBasics } from "../http/request-basics.js";
+import { onlyReadsRequestBasics, readsRequestBasics } from "../runtime/adapter-capabilities.js";
 import type { HealthChecks } from "../util/health.js";
 
 const JSON_TYPE = { "content-type": "application/json" };

@@ -13,7 +13,7 @@
  */
 import { allowAll, type Authorizer } from "../auth/access.js";
 import { silent } from "../http/log.js";
-import { onlyReadsRequestBasics, readsRequestBasics } from "../http/request-basics.js";
+import { onlyReadsRequestBasics, readsRequestBasics } from "../runtime/adapter-capabilities.js";
 import { StorageError, checked } from "../storage/driver.js";
 import { neededAccess, type MountRequest } from "./access.js";
 import { deleteBlob, getBlob, headBlob } from "./blobs.js";

@@ -67,7 +67,7 @@ export interface RegistryOptions {
   readOnly?: boolean;
   /** Size and count limits. */
   limits?: RegistryLimits;
-  /** Manifest media types accepted on PUT. Default {@link DEFAULT_MANIFEST_MEDIA_TYPES}. */
+  /** Manifest media types accepted on PUT. Default {@link registry!DEFAULT_MANIFEST_MEDIA_TYPES}. */
   manifestMediaTypes?: readonly string[];
   /** Receives log events (unexpected failures, configuration warnings). */
   log?: LogHook;

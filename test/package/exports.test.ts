@@ -49,17 +49,17 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
   },
   "./auth": {
     values: [
-      "AuthError", "DEFAULT_ALGORITHMS", "DEFAULT_AUTO_REDIRECT_PATH", "JwtError", "MAX_JWKS_KEYS", "MAX_TOKEN_LENGTH", "MIN_RSA_BITS",
-      "VerificationKey", "aclPolicy", "allowAll", "bindingClaims", "challengeResponse", "covers",
+      "AuthError", "DEFAULT_ALGORITHMS", "DEFAULT_AUTO_REDIRECT_PATH", "JwtError", "MAX_TOKEN_LENGTH",
+      "VerificationKey", "aclPolicy", "bindingClaims", "covers",
       "createBasicAuthorizer", "createJwksHandler", "createTokenAuthorizer", "createTokenService", "createTokenVerifier", "cryptoKeys",
       "decodeJwt", "defaultPolicy", "defaultRules", "formatScope", "generateSigningKeyPem",
-      "generatedKeys", "hmacKeys", "htpasswdCheck", "indexAccess", "jwkThumbprint", "jwksOf", "libtrustKeyId",
+      "generatedKeys", "hmacKeys", "htpasswdCheck", "jwkThumbprint", "jwksOf", "libtrustKeyId",
       "libtrustKeyIdOf", "matchesBinding", "memoryCredentials", "parseCertBundle", "parseJwks", "parseScope",
       "pemKeys", "signJwt", "trustStoreFromKeys", "verifiedTokenOf", "verifyToken",
     ],
     types: [
       "Access", "AccessIndex", "AccessPolicy", "AclMatch", "AclRule", "AuthErrorCode", "Authorizer",
-      "BasicAuthorizerOptions", "BindingClaims", "Challenge", "ChallengeError", "CredentialCheck", "CryptoKeysOptions",
+      "BasicAuthorizerOptions", "BindingClaims", "CredentialCheck", "CryptoKeysOptions",
       "DecodedJwt", "DefaultPolicyOptions", "GenerateKeyOptions", "GeneratedKeyProvider",
       "HmacKeysOptions", "HtpasswdCheck", "JsonWebKeySet", "JwksKey", "JwsAlgorithm", "JwtErrorCode", "JwtHeader", "KeyPem", "KeyProvider",
       "MemoryCredentials", "MemoryUser", "PemKeysOptions", "Principal", "SignOptions", "SigningKey",

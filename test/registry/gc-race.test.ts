@@ -161,6 +161,59 @@ describe.each(drivers)("gc with graceperiod 0 racing pushes (%s)", (_label, open
     await storage.close?.();
   });
 
+  it.each(["before", "after"])("an upload of an old orphan's bytes and a manifest PUT accepted just %s the GC takes those bytes keep them", async (when) => {
+    const storage = await open();
+    const registry = createRegistry({ storage, uploadSecret: "gc-race" });
+    const img = image(`re-pushed ${when}`);
+    // The layer is an old orphan: linked in "old", referenced by no manifest.
+    await pushBlob(registry, "old", img.layer);
+    await pause(5);
+    const takes = (key: string) => key.startsWith("blobs/") && key.endsWith(`${sha256(img.layer).slice(7)}/data`);
+    let status = 0;
+    let raced: Promise<void> | undefined;
+    const race = () => (raced ??= (async () => {
+      for (const b of img.blobs) await pushBlob(registry, "app", b);
+      status = (await putManifest(registry, "app", "v1", img.manifest)).status;
+    })());
+    // However the GC takes the bytes (a delete, or a move aside), the push runs just before or just after.
+    const gcView = Object.create(storage) as StorageDriver;
+    gcView.delete = async (key) => {
+      if (!takes(key)) return storage.delete(key);
+      if (when === "before") await race();
+      await storage.delete(key);
+      if (when === "after") await race();
+    };
+    gcView.move = async (from, to, options) => {
+      if (!takes(from)) return storage.move(from, to, options);
+      if (when === "before") await race();
+      await storage.move(from, to, options);
+      if (when === "after") await race();
+    };
+    await collectGarbage(gcView, { gracePeriodSeconds: 0 });
+    expect(raced).toBeDefined();
+    expect(status).toBe(201);
+    expect(await missing(registry, "app", "v1")).toEqual([]);
+    await collectGarbage(storage, { gracePeriodSeconds: 0 });
+    expect(await missing(registry, "app", "v1")).toEqual([]);
+    await storage.close?.();
+  });
+
+  it("bytes a killed run left aside go back at the next run's start", async () => {
+    const storage = await open();
+    const registry = createRegistry({ storage, uploadSecret: "gc-race" });
+    const img = image("left aside");
+    for (const b of img.blobs) await pushBlob(registry, "app", b);
+    expect((await putManifest(registry, "app", "v1", img.manifest)).status).toBe(201);
+    // As a run killed between its move aside and its last listing leaves them.
+    const hex = sha256(img.layer).slice(7);
+    await storage.move(`blobs/sha256/${hex.slice(0, 2)}/${hex}/data`, `gc-trash/sha256/${hex}`);
+    expect(await missing(registry, "app", "v1")).not.toEqual([]);
+    await collectGarbage(storage, { gracePeriodSeconds: 0 });
+    expect(await missing(registry, "app", "v1")).toEqual([]);
+    expect((await storage.list("gc-trash")).keys).toEqual([]);
+    await storage.close?.();
+  });
+
   it("GC run over and over while 48 pushes go on: every accepted manifest keeps all its blobs", { timeout: 60_000 }, async () => {
     const storage = yielding(await open());
     const registry = createRegistry({ storage, uploadSecret: "gc-race" });

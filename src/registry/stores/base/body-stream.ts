@@ -9,7 +9,7 @@ import { StorageError, type StorageDriver } from "../../../storage/driver.js";
 import type { DigestAlgorithm } from "../../../oci/digest.js";
 import { RegistryError } from "../../../oci/errors.js";
 import { createHasher, type StreamHasher } from "../../../oci/hash.js";
-import { hasOwnedChunks, markOwnedChunks } from "../../../util/owned-chunks.js";
+import { hasOwnedChunks, markOwnedChunks } from "../../../runtime/adapter-capabilities.js";
 
 /** The outcome of {@link appendBody}. */
 export interface AppendResult {

@@ -13,6 +13,7 @@
  * catalog/<hex of name>                                   one marker per repository, for /v2/_catalog (split every 254 hex digits)
  * quarantine/<alg>/<hex>/<stamp>/data                     bytes of a blob that did not hash to its name, moved aside by verify
  * quarantine/<alg>/<hex>/<stamp>/info                     JSON {@link QuarantineInfo}: what verify found
+ * gc-trash/<alg>/<hex>                                    bytes GC moved aside and looks for once more before deleting them
  * ```
  *
  * Name components start with `[a-z0-9]`, so the `_`-prefixed segments can never
@@ -95,6 +96,16 @@ export interface QuarantineInfo {
   /** When they were moved, ISO 8601. */
   quarantinedAt: string;
 }
+
+/**
+ * Prefix of blob bytes garbage collection has moved aside and not yet deleted
+ * (gc/sweep-blobs.ts): moved, then looked for once more, then deleted or moved
+ * back. No route reads under it; a run that finds some left by a killed run
+ * moves them back first.
+ */
+export const GC_TRASH_PREFIX = "gc-trash";
+/** Where GC keeps the bytes of `d` between moving them aside and deleting them. */
+export const trashedBlob = (d: Digest) => `${GC_TRASH_PREFIX}/${d.algorithm}/${d.hex}`;
 
 /** Prefix of the repository index. */
 export const CATALOG_PREFIX = "catalog";

@@ -75,6 +75,9 @@ export function baseManifests(ctx: BaseContext): ManifestStore {
         if (!before) await storage.delete(revision);
         throw error;
       }
+      // GC may have set these very bytes aside (an orphan of the same digest) before the revision was stored; then
+      // its last listing may not see the revision and deletes them: write them again (docs/gc.md).
+      if (confirm && !(await storage.stat(layout.blobData(digest)))) await storage.write(layout.blobData(digest), bytes);
       if (manifest.subject) {
         const entry: ReferrerDescriptor = { mediaType: manifest.mediaType, digest: digest.value, size: bytes.byteLength };
         if (manifest.artifactType !== undefined) entry.artifactType = manifest.artifactType;

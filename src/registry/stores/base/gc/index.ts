@@ -4,6 +4,7 @@
  * Safe to run while the registry keeps serving pushes (see docs/gc.md). The
  * phases, each in its own module over the run's state (`state.ts`):
  *
+ * 0. **Recover** (`sweep-blobs.ts`): bytes a killed run left aside go back.
  * 1. **Scan** (`scan.ts`): walk `repositories/` into a model.
  * 2. **Retention** (`retention.ts`): remove the tags no rule keeps.
  * 3. **Mark** (`mark.ts`): the kept revisions and every blob they reference.
@@ -17,8 +18,10 @@
  *    touched, which covers blobs uploaded or mounted for a manifest that is not
  *    pushed yet.
  * 7. **Mark again**, then **remove blobs** (`sweep-blobs.ts`): what a manifest
- *    stored meanwhile references is linked again and kept, so a manifest PUT
- *    the registry accepted never loses a blob, whatever the grace period.
+ *    stored meanwhile references is linked again and kept; the rest's bytes
+ *    are moved aside, everything is listed once more, and only bytes nothing
+ *    references or links then are deleted (the others go back). So a manifest
+ *    PUT the registry accepted never loses a blob, whatever the grace period.
  * 8. **Sweep uploads** (`sweep.ts`) last written more than the upload maximum
  *    age ago; younger ones are never touched.
  *
@@ -31,7 +34,7 @@ import { markNewRevisions, markReachable } from "./mark.js";
 import { scanRepositories } from "./scan.js";
 import { applyRetention, compileRetention, type RetentionRule } from "./retention.js";
 import { newRun, type GcReport } from "./state.js";
-import { removeBlobs, unlinkBlobs } from "./sweep-blobs.js";
+import { recoverTrash, removeBlobs, unlinkBlobs } from "./sweep-blobs.js";
 import { restoreRevisions, sweepManifests, sweepUploads } from "./sweep.js";
 
 export type { GcReport } from "./state.js";
@@ -88,6 +91,7 @@ export async function collectGarbage(driver: StorageDriver, options: GcOptions =
     uploadCutoff: now - (options.uploadMaxAgeSeconds ?? 7 * 24 * 3600) * 1000,
   });
 
+  await recoverTrash(run);
   await scanRepositories(run);
   await applyRetention(run);
   await markReachable(run);
