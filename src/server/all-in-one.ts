@@ -11,6 +11,7 @@
  * | `/.well-known/jwks.json` | the token service's keys, when enabled |
  * | `<registrykit.users.prefix>/users…` (default `/api/users`) | the management API, when enabled |
  * | `<registrykit.users.prefix>/quotas`, `…/repositories/NAME` | its administration routes (all-in-one-admin.ts) |
+ * | `<registrykit.users.prefix>/audit` | the audit log, administrators only (all-in-one-audit.ts) |
  * | `registrykit.ui.prefix` (default `/ui`) and below | the web page, when users and the token service are on |
  * | `/` | 200, empty (Distribution's liveness route) |
  * | anything else | 404 |
@@ -48,6 +49,8 @@ import type { PullThroughOptions } from "../registry/index.js";
 import type { ProxyUpstreamConfig } from "./config-proxy.js";
 import { describeStorage, openStorage } from "./open-storage.js";
 import { observability } from "./all-in-one-debug.js";
+import { auditParts, auditRoute } from "./all-in-one-audit.js";
+import { apiDoor, guardRoute, tokenDoor, uiDoor } from "./sign-in-guard.js";
 
 export { managementAudience } from "./all-in-one-auth.js";
 export type { AllInOne, AllInOneInfo, AllInOneOptions } from "./all-in-one-types.js";
@@ -80,7 +83,11 @@ export async function createAllInOne(given: AllInOneConfig, options: AllInOneOpt
   const notifier: Notifier | undefined = config.notifications
     ? createNotifier({ storage, endpoints: config.notifications.endpoints, includeReferences: config.notifications.includeReferences, log, post: nodeWebhookPost({ worker: true }) })
     : undefined;
-  const hooks = [...(notifier ? [notifier] : []), ...(options.onEvent === undefined ? [] : [options.onEvent].flat())];
+  // The audit log (docs/audit.md): its records also go out through the notifier, as `audit` events.
+  const audit = auditParts(storage, config.http.trustProxy, log, notifier);
+  const extraHooks = options.onEvent === undefined ? [] : [options.onEvent].flat();
+  const hooks = [...(notifier ? [notifier] : []), audit.auditor.sink, ...extraHooks];
+  const serviceHooks = [audit.auditor.sink, ...extraHooks];
   const policies = configuredPolicies(config, log);
 
   const registry = createRegistry({
@@ -101,7 +108,7 @@ export async function createAllInOne(given: AllInOneConfig, options: AllInOneOpt
     ...(prefix ? { basePath: prefix } : {}),
     ...(metrics ? { metrics } : {}),
     ...(config.proxy ? { pullThrough: pullThroughOf(config.proxy, log) } : {}),
-    ...(hooks.length > 0 ? { onEvent: hooks } : {}),
+    onEvent: hooks,
     ...(policies.all.length > 0 ? { policies: policies.all } : {}),
   });
   // Bearer tokens for the management API: only from our own token service.
@@ -110,16 +117,19 @@ export async function createAllInOne(given: AllInOneConfig, options: AllInOneOpt
   const measured = (route: Route, label: string): Route => (metrics ? { ...route, handler: instrumentHandler(route.handler, metrics, label) } : route);
   const routes: Route[] = [pathRoute(`${prefix}/v2`, registry, true), aliveRoute];
   if (config.tokenService && token && config.auth) {
-    routes.push(tokenServiceRoute(config.tokenService, config.auth, token.keys, users, bearerAudience, log, metrics, options.onEvent, options.scrypt));
+    routes.push(guardRoute(tokenServiceRoute(config.tokenService, config.auth, token.keys, users, bearerAudience, log, metrics, serviceHooks, options.scrypt), tokenDoor, audit.guard));
     routes.push(measured(jwksRoute(token.keys, prefix), "jwks"));
   }
   if (users && config.users) {
     const bearer = bearerAudience && token && config.auth ? { audience: bearerAudience, issuer: config.auth.issuer, keys: token.keys } : undefined;
-    const usersApi = usersRoute(config.users, users, bearer, log, metrics, options.onEvent, options.scrypt);
-    routes.push(usersApi);
-    routes.push(measured(adminRoute({ prefix: config.users.prefix, storage, users, authenticate: managementAuthenticator(users, bearer, options.scrypt), policies, log, ...(hooks.length > 0 ? { onEvent: hooks } : {}) }), "admin"));
+    const usersApi = usersRoute(config.users, users, bearer, log, metrics, serviceHooks, options.scrypt);
+    const authenticate = managementAuthenticator(users, bearer, options.scrypt);
+    routes.push(guardRoute(usersApi, apiDoor, audit.guard));
+    routes.push(guardRoute(measured(adminRoute({ prefix: config.users.prefix, storage, users, authenticate, policies, log, onEvent: hooks }), "admin"), apiDoor, audit.guard));
+    routes.push(guardRoute(measured(auditRoute(config.users.prefix, audit.log, users, authenticate), "audit"), apiDoor, audit.guard));
     if (config.ui && token && bearer) {
-      routes.push(measured(uiRoute(config.ui.prefix, { config, storage, users, keys: token.keys, registry, usersHandler: usersApi.handler, uploadSecret: uploadSecret.value, scrypt: options.scrypt }), "ui"));
+      const ui = uiRoute(config.ui.prefix, { config, storage, users, keys: token.keys, registry, usersHandler: usersApi.handler, uploadSecret: uploadSecret.value, scrypt: options.scrypt });
+      routes.push(guardRoute(measured(ui, "ui"), uiDoor(config.ui.prefix), audit.guard));
     }
   }
   const handler = observed.gate(routeHandler(routes, config.http.headers, { readOnly: config.readOnly ?? false, ...(config.http.hsts ? { hsts: config.http.hsts } : {}) }));
