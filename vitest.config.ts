@@ -53,6 +53,8 @@ export const SYSTEM = [
   // real HTTP servers on 127.0.0.1 (serve(), node:http, Express, Hono)
   "test/adapters/**/*.test.ts",
   "test/cli/banner-server.test.ts",
+  // the audit log and sign-in throttling on a real server, clients from 127.0.0.1 and 127.0.0.2, a webhook receiver
+  "test/audit/server.test.ts",
   // stress and long fuzz: many concurrent pushes on the fs driver, random
   // operation sequences against a model on fs storage (~5-10 s each)
   "test/concurrency/push.test.ts",
