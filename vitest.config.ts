@@ -35,6 +35,7 @@ export const SYSTEM = [
   "test/cli/serve-debug.test.ts",
   "test/cli/serve-tls.test.ts",
   "test/cli/verify.test.ts",
+  "test/cli/audit.test.ts",
   "test/cli/verify-schedule.test.ts",
   // npm pack of a fresh checkout (prepack builds), the tarball unpacked and loaded by node and tsc
   "test/package/pack.test.ts",
