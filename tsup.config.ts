@@ -15,6 +15,7 @@ const entry: Record<string, string> = {
   "testing/index": "src/testing/index.ts",
   "storage/s3/index": "src/storage/s3/index.ts",
   "storage/r2/index": "src/storage/r2/index.ts",
+  "storage/azure/index": "src/storage/azure/index.ts",
   "client/index": "src/client/index.ts",
   "node/index": "src/node/index.ts",
   "server/index": "src/server/index.ts",

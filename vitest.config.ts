@@ -26,6 +26,9 @@ export const SYSTEM = [
   "test/storage/s3-owned-chunks.test.ts",
   "test/registry/verify-s3.test.ts",
   "test/concurrency/upload-race.test.ts",
+  // Azurite, the Azure Blob emulator from npm (test/storage/helpers/azurite.ts)
+  "test/storage/azure.test.ts",
+  "test/storage/azure-driver.test.ts",
   // the real CLI or server as a child process, killed with SIGKILL
   "test/crash/**/*.test.ts",
   "test/cli/bundle.test.ts",

@@ -150,7 +150,14 @@ export async function putManifest(ctx: RegistryContext, request: Request, url: U
 
   const tag = reference.kind === "tag" ? reference.tag : undefined;
   const push = () => describePush(ctx, request, name, digest, bytes.byteLength, manifest, tag);
-  const created = await checkedCommit(ctx.policy, ctx.storage, push, () => storeManifest(ctx, name, digest, bytes, manifest, tag));
+  // Checked again once the revision is stored: a GC that unlinked a blob meanwhile (or removed a child) either
+  // sees this revision in its next listing and keeps them, or this check sees them gone (docs/gc.md).
+  const confirm = () => checkReferences(ctx, name, manifest);
+  const created = await checkedCommit(ctx.policy, ctx.storage, push, () => storeManifest(ctx, name, digest, bytes, manifest, tag, confirm)).catch(async (error: unknown) => {
+    // A refused push leaves no repository without a manifest in the catalog (its blobs were let in before).
+    if (error instanceof RegistryError && error.code === "DENIED") await forgetIfEmpty(ctx.storage, name);
+    throw error;
+  });
   await repositoryCreated(ctx, request, name, created);
   await emitEvent(ctx, request, "push", () => manifestTarget(ctx, request, name, digest.value, manifest.mediaType, bytes.byteLength, tag, eventReferences(manifest)));
 
@@ -175,16 +182,25 @@ async function describePush(ctx: RegistryContext, request: Request, name: string
 /**
  * Store a checked manifest of `name`: its bytes under `digest`, its revision,
  * its `subject` in the referrers index, then `tag` when given. Used by a PUT
- * and by the pull-through cache. Resolves to whether this created the
+ * and by the pull-through cache. `confirm` runs once the revision is stored,
+ * before anything else: when it throws, a revision this call created is
+ * removed and the error propagates. Resolves to whether this created the
  * repository.
  */
-export async function storeManifest(ctx: RegistryContext, name: string, digest: Digest, bytes: Uint8Array, manifest: ParsedManifest, tag?: string): Promise<boolean> {
+export async function storeManifest(ctx: RegistryContext, name: string, digest: Digest, bytes: Uint8Array, manifest: ParsedManifest, tag?: string, confirm?: () => Promise<void>): Promise<boolean> {
+  const revision = manifestRevision(name, digest);
   // Bytes, then revision, then tag: each step is only visible once the one before it is done.
-  await ctx.storage.write(blobData(digest), bytes);
+  const [, before] = await Promise.all([ctx.storage.write(blobData(digest), bytes), confirm ? ctx.storage.stat(revision) : undefined]);
   const meta: ManifestMeta = { mediaType: manifest.mediaType, size: bytes.byteLength };
   if (manifest.artifactType !== undefined) meta.artifactType = manifest.artifactType;
   if (manifest.subject) meta.subject = manifest.subject.digest.value;
-  await writeJson(ctx.storage, manifestRevision(name, digest), meta);
+  await writeJson(ctx.storage, revision, meta);
+  try {
+    await confirm?.();
+  } catch (error) {
+    if (!before) await ctx.storage.delete(revision);
+    throw error;
+  }
   if (manifest.subject) {
     const entry: Record<string, unknown> = { mediaType: manifest.mediaType, digest: digest.value, size: bytes.byteLength };
     if (manifest.artifactType !== undefined) entry.artifactType = manifest.artifactType;
