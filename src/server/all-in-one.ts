@@ -50,6 +50,7 @@ import type { ProxyUpstreamConfig } from "./config-proxy.js";
 import { describeStorage, openStorage } from "./open-storage.js";
 import { observability } from "./all-in-one-debug.js";
 import { auditParts, auditRoute } from "./all-in-one-audit.js";
+import { auditRegistryRefusals } from "./audit-registry.js";
 import { apiDoor, guardRoute, tokenDoor, uiDoor } from "./sign-in-guard.js";
 
 export { managementAudience } from "./all-in-one-auth.js";
@@ -115,7 +116,7 @@ export async function createAllInOne(given: AllInOneConfig, options: AllInOneOpt
   const bearerAudience = config.tokenService && token && config.auth && users ? managementAudience(config.auth.service) : undefined;
   // Every route counted in the HTTP metrics under its own `handler` label, as the registry's and the users API's are.
   const measured = (route: Route, label: string): Route => (metrics ? { ...route, handler: instrumentHandler(route.handler, metrics, label) } : route);
-  const routes: Route[] = [pathRoute(`${prefix}/v2`, registry, true), aliveRoute];
+  const routes: Route[] = [auditRegistryRefusals(pathRoute(`${prefix}/v2`, registry, true), audit.auditor), aliveRoute];
   if (config.tokenService && token && config.auth) {
     routes.push(guardRoute(tokenServiceRoute(config.tokenService, config.auth, token.keys, users, bearerAudience, log, metrics, serviceHooks, options.scrypt), tokenDoor, audit.guard));
     routes.push(measured(jwksRoute(token.keys, prefix), "jwks"));

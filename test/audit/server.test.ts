@@ -66,6 +66,7 @@ registrykit:
   tokenservice: {}
   users: {}
   ui: {}
+  policy: {immutabletags: ["v*"]}
 notifications:
   endpoints:
     - {name: audit, url: "${hook}", timeout: 2s, backoff: 100ms}
@@ -158,6 +159,38 @@ describe("the audit log on a real server", () => {
     expect(report.records).toBeGreaterThan(records.length);
   });
 
+  it("a write refused by a policy (an immutable tag) is recorded as policy.denied, one the token does not allow as access.denied", async () => {
+    const tokenRes = await call(`${server.url}/service/token?service=registry-kit&scope=repository:team/app:push,pull`, { headers: { authorization: ADMIN }, from: "127.0.0.2" });
+    const auth = { authorization: `Bearer ${(JSON.parse(tokenRes.body) as { token: string }).token}` };
+    const config = Buffer.from("{}");
+    const configDigest = `sha256:${createHash("sha256").update(config).digest("hex")}`;
+    expect((await call(`${server.url}/v2/team/app/blobs/uploads/?digest=${configDigest}`, { method: "POST", from: "127.0.0.2", headers: { ...auth, "content-length": "2" }, body: config })).status).toBe(201);
+    const manifest = (annotation: string) => JSON.stringify({
+      schemaVersion: 2, mediaType: "application/vnd.oci.image.manifest.v1+json",
+      config: { mediaType: "application/vnd.oci.image.config.v1+json", digest: configDigest, size: 2 }, layers: [], annotations: { a: annotation },
+    });
+    const put = (body: string) => call(`${server.url}/v2/team/app/manifests/v1`, { method: "PUT", from: "127.0.0.2", headers: { ...auth, "content-type": "application/vnd.oci.image.manifest.v1+json" }, body });
+    expect((await put(manifest("one"))).status).toBe(201);
+    expect((await put(manifest("two"))).status).toBe(403);
+    // A token for pull only, used to push: the registry refuses it (insufficient_scope), recorded as access.denied.
+    const pullOnly = await call(`${server.url}/service/token?service=registry-kit&scope=repository:team/app:pull`, { headers: { authorization: ADMIN }, from: "127.0.0.2" });
+    const refused = await call(`${server.url}/v2/team/app/manifests/v2`, {
+      method: "PUT", from: "127.0.0.2", body: manifest("three"),
+      headers: { authorization: `Bearer ${(JSON.parse(pullOnly.body) as { token: string }).token}`, "content-type": "application/vnd.oci.image.manifest.v1+json" },
+    });
+    expect(refused.status).toBe(401);
+    const records = await allRecords();
+    expect(records.filter((r) => r.action === "access.denied")).toEqual([expect.objectContaining({
+      who: { kind: "user", name: "admin" }, result: "refused", project: "team", target: { method: "PUT", path: "/v2/team/app/manifests/v2", repository: "team/app" },
+    })]);
+    const denied = records.filter((r) => r.action === "policy.denied");
+    expect(denied).toEqual([expect.objectContaining({
+      who: { kind: "user", name: "admin" }, result: "refused", project: "team",
+      target: { method: "PUT", path: "/v2/team/app/manifests/v1", repository: "team/app" },
+      detail: expect.stringMatching(/tag v1 of team\/app is immutable/),
+    })]);
+  });
+
   it("GET /api/audit is for administrators only, pages with Link, filters by project and refuses a bad query with 400", async () => {
     const first = await call(`${server.url}/api/audit?limit=2`, { headers: { authorization: ADMIN }, from: "127.0.0.2" });
     expect(first.status).toBe(200);
@@ -190,7 +223,7 @@ describe("the audit log on a real server", () => {
   });
 });
 
-async function allRecords(): Promise<Array<{ seq: number; prev: string; action: string; result: string; who: unknown; from?: { addr?: string }; project?: string }>> {
+async function allRecords(): Promise<Array<{ seq: number; prev: string; action: string; result: string; who: unknown; from?: { addr?: string }; project?: string; target?: unknown; detail?: string }>> {
   const out = [];
   let after = 0;
   for (;;) {
