@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { AWAITED, eventEmitter, RECORD_PARTS, type EventHook, type EventParts, type PartsSink } from "../events/hook.js";
+import { AWAITED, eventEmitter, RECORD_PARTS, RECORDED, type EventHook, type EventParts, type PartsSink } from "../events/hook.js";
 import type { RegistryEvent } from "../events/model.js";
 import type { LogHook } from "../http/log.js";
 import type { AuditLog } from "./log.js";
@@ -47,7 +47,8 @@ export function createAuditor(options: AuditorOptions): Auditor {
   };
   const fromParts = (parts: EventParts, request: Request | undefined): Promise<void> => {
     const entry = entryOfEvent(parts);
-    return entry ? record(entry, request) : Promise.resolve();
+    // RECORDED, the settled promise the emitter recognises: a pull is answered without waiting a turn for this sink.
+    return entry ? record(entry, request) : RECORDED;
   };
   const sink: PartsSink & { [AWAITED]: true } = {
     [AWAITED]: true,
