@@ -15,7 +15,8 @@
  * - A success clears its pair's count; counts are forgotten after
  *   `windowMs` without a failure; every lock ends at its time.
  *
- * State is in memory, per process, bounded by {@link ThrottlePolicy.maxEntries}.
+ * Names compare case-insensitively (as the user store's). State is in
+ * memory, per process, bounded by {@link ThrottlePolicy.maxEntries}.
  *
  * @module
  */
@@ -67,7 +68,9 @@ export function createThrottle(policy: Partial<ThrottlePolicy> = {}, now: () => 
   const names = new Map<string, Count>();
   // An unknown address (a handler called in process) is one address: still throttled.
   const addr = (address: string | undefined) => address ?? "?";
-  const pairKey = (name: string, address: string | undefined) => `${addr(address)}\n${name.slice(0, 256)}`;
+  // Names compare case-insensitively, as the user store's do: `Admin` and `ADMIN` are one name, not 32 fresh counts.
+  const key = (name: string) => name.slice(0, 256).toLowerCase();
+  const pairKey = (name: string, address: string | undefined) => `${addr(address)}\n${key(name)}`;
 
   const current = (table: Map<string, Count>, key: string, t: number): Count | undefined => {
     const count = table.get(key);
@@ -97,8 +100,8 @@ export function createThrottle(policy: Partial<ThrottlePolicy> = {}, now: () => 
     },
     failed(name, address) {
       const t = now();
-      bump(names, name.slice(0, 256), t, Infinity, false);
-      const underAttack = (names.get(name.slice(0, 256))?.failures ?? 0) > p.nameFree;
+      bump(names, key(name), t, Infinity, false);
+      const underAttack = (names.get(key(name))?.failures ?? 0) > p.nameFree;
       bump(pairs, pairKey(name, address), t, p.pairFree, underAttack);
       bump(addresses, addr(address), t, p.addressFree, false);
     },

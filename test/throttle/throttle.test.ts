@@ -55,4 +55,11 @@ describe("sign-in throttle", () => {
     expect(throttle.retryAfter("admin", "10.2.0.1")).toBe(15 * 60_000);
     expect(throttle.retryAfter("admin", "192.168.1.5")).toBe(0);
   });
+
+  it("counts a name whatever its case, as the user store compares names", () => {
+    const throttle = createThrottle({}, () => 0);
+    for (const name of ["admin", "Admin", "ADMIN", "aDmin", "adMin", "admIn"]) throttle.failed(name, "10.0.0.9");
+    expect(throttle.retryAfter("admin", "10.0.0.9")).toBe(1000);
+    expect(throttle.retryAfter("ADMIN", "10.0.0.9")).toBe(1000);
+  });
 });
