@@ -27,6 +27,12 @@ export const AUDIT_HEAD = "_audit/head";
 const MAX_RECORD = 64 * 1024;
 /** Tries to claim a sequence number before an append gives up (each loss means another writer progressed). */
 const CLAIM_TRIES = 50;
+/**
+ * Waits of 10 ms for a last record that cannot be read whole, before it is
+ * taken as torn (a process killed in mid-append) and chained onto as it is:
+ * `verify` then reports it, and the log goes on rather than stop for good.
+ */
+const TORN_AFTER_WAITS = 50;
 
 /** The key of record `seq`. */
 export function recordKey(seq: number): string {
@@ -82,10 +88,13 @@ export function storageAuditLog(storage: StorageDriver, options: AuditLogOptions
   let queue: Promise<unknown> = Promise.resolve();
 
   const appendOnce = async (entry: AuditEntry): Promise<AuditRecord & { hash: string }> => {
+    let waits = 0;
     for (let attempt = 0; attempt < CLAIM_TRIES; attempt++) {
-      tail ??= await findTail(storage);
+      tail ??= await findTail(storage, waits >= TORN_AFTER_WAITS);
       if (!tail) {
+        if (++waits > 2 * TORN_AFTER_WAITS) break;
         await new Promise((resolve) => setTimeout(resolve, 10));
+        attempt--; // waiting is not a lost race
         continue;
       }
       const record: AuditRecord = { ...entry, seq: tail.seq + 1, time: now().toISOString(), prev: tail.hash };
@@ -123,14 +132,14 @@ export async function readRecordBytes(storage: StorageDriver, seq: number): Prom
 }
 
 /** The last record's number and hash, found from the head hint forward (`{0, GENESIS}` for an empty log). */
-async function findTail(storage: StorageDriver): Promise<{ seq: number; hash: string } | undefined> {
+async function findTail(storage: StorageDriver, takeTorn: boolean): Promise<{ seq: number; hash: string } | undefined> {
   const hint = await readHead(storage);
   // The head names a record that is gone (removed from the end): look from the beginning rather than trust it.
   const last = (hint && hint.seq > 1 ? await lastSeq(storage, recordKey(hint.seq - 1)) : undefined) ?? (await lastSeq(storage, undefined));
   if (last === undefined) return { seq: 0, hash: GENESIS };
   const bytes = await readRecordBytes(storage, last);
-  // Not whole yet (another writer's append in progress): the caller looks again.
-  if (!bytes || !decodeRecord(bytes)) return undefined;
+  // Not whole yet (another writer's append in progress): the caller looks again, until it takes it as torn.
+  if (!bytes || (!takeTorn && !decodeRecord(bytes))) return undefined;
   return { seq: last, hash: await hashOf(bytes) };
 }
 

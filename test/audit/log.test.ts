@@ -106,3 +106,17 @@ describe("audit log", () => {
     expect((await log.list({ since: new Date("2026-01-01T00:05:00Z") })).records.map((r) => r.seq)).toEqual([5, 6, 7]);
   });
 });
+
+describe("audit log after a torn record", () => {
+  it("a last record left unreadable (a process killed in mid-append) does not stop the log: it is chained onto and verify names it", async () => {
+    const storage = memoryStorage();
+    const log = storageAuditLog(storage);
+    await log.append(entry(1));
+    await storage.append(recordKey(2), new TextEncoder().encode('{"seq":2,"ti'), { expectedSize: 0 });
+    const next = await storageAuditLog(storage).append(entry(3));
+    expect(next.seq).toBe(3);
+    const report = await verifyAuditLog(storage);
+    expect(report.problems).toEqual([{ seq: 2, problem: "not a readable record" }]);
+    expect(report.records).toBe(3);
+  });
+});
