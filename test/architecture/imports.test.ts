@@ -77,6 +77,8 @@ function violation(edge: ImportEdge): string | undefined {
   switch (from) {
     case "auth":
     case "client":
+    case "audit": // the audit log and its auditor (issue 45)
+    case "throttle": // sign-in throttling (issue 45)
       return `rule 1: ${from}/ may import only the foundations (${FOUNDATION_NAMES.join(", ")})`;
     case "ui":
       // The web page sits above the services it shows (it calls their handlers).
@@ -232,6 +234,9 @@ describe("import rules (docs/architecture.md)", () => {
     expect(refused("registry/index.ts", "hono")).toMatch(/rule 4/);
     expect(refused("registry/access.ts", "../auth/access.js", "auth/access.ts")).toBeUndefined();
     expect(refused("client/oci-layout.node.ts", "node:fs")).toBeUndefined();
+    expect(refused("audit/log.ts", "../storage/driver.js", "storage/driver.ts")).toBeUndefined();
+    expect(refused("audit/log.ts", "../users/store.js", "users/store.ts")).toMatch(/rule 1/);
+    expect(refused("throttle/index.ts", "../auth/jwt.js", "auth/jwt.ts")).toMatch(/rule 1/);
     expect(refused("storage/fs/index.ts", "node:fs/promises")).toBeUndefined();
   });
 });
