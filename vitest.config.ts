@@ -51,6 +51,8 @@ export const SYSTEM = [
   // real HTTP servers on 127.0.0.1 (serve(), node:http, Express, Hono)
   "test/adapters/**/*.test.ts",
   "test/cli/banner-server.test.ts",
+  // a mock Fulcio and Rekor (@sigstore/mock) on 127.0.0.1 for keyless signing
+  "test/trust/sigstore.test.ts",
   // stress and long fuzz: many concurrent pushes on the fs driver, random
   // operation sequences against a model on fs storage (~5-10 s each)
   "test/concurrency/push.test.ts",

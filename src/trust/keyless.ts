@@ -90,7 +90,25 @@ async function checkInclusion(entry: TlogEntry, trust: SigstoreTrust): Promise<n
   return refuse("tlog-invalid", "the log entry's inclusion promise is signed by no trusted transparency log");
 }
 
-/** The logged body is about this signature: same kind, same signature, same digest. */
+/** The signature (base64) and digest (hex) a logged body records, by its kind: hashedrekord 0.0.1, dsse 0.0.1, intoto 0.0.2. */
+function loggedFields(kind: string, spec: Record<string, any>): { sig: unknown; digest: unknown } {
+  switch (kind) {
+    case "hashedrekord 0.0.1":
+      return { sig: spec.signature?.content, digest: spec.data?.hash?.value };
+    case "dsse 0.0.1":
+      return { sig: spec.signatures?.length === 1 ? spec.signatures[0]?.signature : undefined, digest: spec.payloadHash?.value };
+    case "intoto 0.0.2": {
+      // Rekor's intoto entries hold the signature base64-encoded twice.
+      const sigs = spec.content?.envelope?.signatures;
+      const twice = base64(sigs?.length === 1 ? sigs[0]?.sig : undefined);
+      return { sig: twice ? fromUtf8(twice) : undefined, digest: spec.content?.payloadHash?.value };
+    }
+    default:
+      return { sig: undefined, digest: undefined };
+  }
+}
+
+/** The logged body is about this signature: a kind for this content, the same signature, the same digest. */
 function checkBody(entry: TlogEntry, content: KeylessContent): void {
   let body: { kind?: string; apiVersion?: string; spec?: Record<string, any> };
   try {
@@ -98,12 +116,12 @@ function checkBody(entry: TlogEntry, content: KeylessContent): void {
   } catch {
     return refuse("tlog-invalid", "the log entry's body is not JSON");
   }
-  if (body.kind !== entry.kindVersion?.kind || body.apiVersion !== entry.kindVersion?.version || body.kind !== content.kind || body.apiVersion !== "0.0.1") {
-    return refuse("tlog-invalid", `the log entry is a ${String(body.kind)} ${String(body.apiVersion)}, not a ${content.kind} 0.0.1`);
+  const kind = `${String(body.kind)} ${String(body.apiVersion)}`;
+  const fits = content.kind === "hashedrekord" ? kind === "hashedrekord 0.0.1" : kind === "dsse 0.0.1" || kind === "intoto 0.0.2";
+  if (body.kind !== entry.kindVersion?.kind || body.apiVersion !== entry.kindVersion?.version || !fits) {
+    return refuse("tlog-invalid", `the log entry is a ${kind} entry, which does not record a ${content.kind === "dsse" ? "DSSE envelope" : "message signature"}`);
   }
-  const spec = body.spec ?? {};
-  const sig: unknown = content.kind === "hashedrekord" ? spec.signature?.content : spec.signatures?.length === 1 ? spec.signatures[0]?.signature : undefined;
-  const digest: unknown = content.kind === "hashedrekord" ? spec.data?.hash?.value : spec.payloadHash?.value;
+  const { sig, digest } = loggedFields(kind, body.spec ?? {});
   const logged = base64(sig);
   if (!logged || toHex(logged) !== toHex(content.sig)) refuse("tlog-invalid", "the log entry records another signature");
   if (digest !== toHex(content.digest)) refuse("tlog-invalid", "the log entry records another digest");
@@ -154,12 +172,13 @@ export async function verifyKeyless(bundle: Bundle, content: KeylessContent, tru
   }
   const entries = (material.tlogEntries ?? []) as TlogEntry[];
   if (entries.length === 0) return refuse("tlog-invalid", "the bundle has no transparency-log entry");
-  let time = 0;
+  if (entries.some((e) => !Number.isFinite(Number(e.integratedTime)))) return refuse("tlog-invalid", "a log entry has no integrated time");
+  // As @sigstore/verify: the chain at the logged time first, then the entries that vouch for that time.
+  for (const entry of entries) await checkChain(X, leaf, trust, Number(entry.integratedTime) * 1000);
   for (const entry of entries) {
-    time = await checkInclusion(entry, trust);
+    await checkInclusion(entry, trust);
     checkBody(entry, content);
   }
-  await checkChain(X, leaf, trust, time);
   const key = keyOf(new Uint8Array(leaf.publicKey.rawData));
   const result = await key.verify(content.sig, content.signed, sigstoreHashes(key));
   if (result === "malformed") refuse("bad-signature", "the signature is truncated or garbled");
