@@ -8,8 +8,9 @@
  *
  * @module
  */
-import { asciiBytes, fromUtf8, toArrayBuffer, toHex } from "../util/bytes.js";
+import { asciiBytes, fromUtf8, toHex } from "../util/bytes.js";
 import { x509, type X509 } from "../util/x509.js";
+import { certificate, isSignedBy } from "./certificates.js";
 import { base64 } from "./cosign.js";
 import { PublicKey, sigstoreHashes } from "./keys.js";
 import { keyOf } from "./notation.js";
@@ -145,12 +146,12 @@ function identityOf(X: typeof X509, cert: X509.X509Certificate): SigstoreIdentit
 }
 
 /** The leaf chains to a trusted CA that was valid at `time`, and every certificate of the path was valid then. */
-async function checkChain(X: typeof X509, leaf: X509.X509Certificate, trust: SigstoreTrust, time: number): Promise<void> {
+async function checkChain(leaf: X509.X509Certificate, trust: SigstoreTrust, time: number): Promise<void> {
   let expired: string | undefined;
   for (const ca of trust.authorities) {
     if (!within(ca.valid, time) || ca.chain.length === 0) continue;
-    const chain = ca.chain.map((der) => new X.X509Certificate(toArrayBuffer(der)));
-    if (leaf.issuer !== chain[0]!.subject || !(await leaf.verify({ publicKey: chain[0]!.publicKey, signatureOnly: true }))) continue;
+    const chain = await Promise.all(ca.chain.map((der) => certificate(der)));
+    if (!(await isSignedBy(leaf, chain[0]!))) continue;
     const invalid = [leaf, ...chain].find((c) => time < c.notBefore.getTime() || time > c.notAfter.getTime());
     if (!invalid) return;
     expired = `certificate "${invalid.subject}" was not valid at the logged signing time ${new Date(time).toISOString()}`;
@@ -166,7 +167,7 @@ export async function verifyKeyless(bundle: Bundle, content: KeylessContent, tru
   const X = await x509();
   let leaf: X509.X509Certificate;
   try {
-    leaf = new X.X509Certificate(toArrayBuffer(raw));
+    leaf = await certificate(raw);
   } catch {
     return refuse("malformed", "the signing certificate is not X.509 DER");
   }
@@ -174,7 +175,7 @@ export async function verifyKeyless(bundle: Bundle, content: KeylessContent, tru
   if (entries.length === 0) return refuse("tlog-invalid", "the bundle has no transparency-log entry");
   if (entries.some((e) => !Number.isFinite(Number(e.integratedTime)))) return refuse("tlog-invalid", "a log entry has no integrated time");
   // As @sigstore/verify: the chain at the logged time first, then the entries that vouch for that time.
-  for (const entry of entries) await checkChain(X, leaf, trust, Number(entry.integratedTime) * 1000);
+  for (const entry of entries) await checkChain(leaf, trust, Number(entry.integratedTime) * 1000);
   for (const entry of entries) {
     await checkInclusion(entry, trust);
     checkBody(entry, content);

@@ -6,8 +6,9 @@
  *
  * @module
  */
-import { asciiBytes, fromB64url, fromUtf8, toArrayBuffer } from "../util/bytes.js";
-import { x509 } from "../util/x509.js";
+import { asciiBytes, equalBytes, fromB64url, fromUtf8 } from "../util/bytes.js";
+import type { X509 } from "../util/x509.js";
+import { certificate, isSignedBy } from "./certificates.js";
 import { parseJson, readBlob, type Descriptor } from "./artifact.js";
 import { base64 } from "./cosign.js";
 import { PublicKey, pemBlocks, type HashName, type RsaScheme } from "./keys.js";
@@ -112,20 +113,17 @@ async function checkSignature(env: Envelope, header: ProtectedHeader, leafSpki: 
  * Returns the store's name.
  */
 async function checkChain(certs: Uint8Array[], stores: readonly TrustStore[], now: Date): Promise<string> {
-  const X = await x509();
-  let chain: InstanceType<typeof X.X509Certificate>[];
+  let chain: X509.X509Certificate[];
   try {
-    chain = certs.map((der) => new X.X509Certificate(toArrayBuffer(der)));
+    chain = await Promise.all(certs.map((der) => certificate(der)));
   } catch {
     return refuse("malformed", "an x5c certificate is not X.509 DER");
   }
   for (let i = 0; i + 1 < chain.length; i++) {
-    if (!(await chain[i]!.verify({ publicKey: chain[i + 1]!.publicKey, signatureOnly: true }))) {
-      return refuse("untrusted-chain", `certificate ${i} of x5c is not signed by certificate ${i + 1}`);
-    }
+    if (!(await isSignedBy(chain[i]!, chain[i + 1]!))) return refuse("untrusted-chain", `certificate ${i} of x5c is not signed by certificate ${i + 1}`);
   }
   const top = chain[chain.length - 1]!;
-  const store = await findStore(X, top, stores);
+  const store = await findStore(top, certs[certs.length - 1]!, stores);
   if (!store) return refuse("untrusted-chain", `the chain ends at "${top.subject}", which no configured trust store holds or signed`);
   for (const cert of chain) {
     if (now < cert.notBefore || now > cert.notAfter) {
@@ -135,13 +133,11 @@ async function checkChain(certs: Uint8Array[], stores: readonly TrustStore[], no
   return store;
 }
 
-async function findStore(X: Awaited<ReturnType<typeof x509>>, top: InstanceType<typeof X.X509Certificate>, stores: readonly TrustStore[]): Promise<string | undefined> {
-  const topBytes = new Uint8Array(top.rawData);
+async function findStore(top: X509.X509Certificate, topDer: Uint8Array, stores: readonly TrustStore[]): Promise<string | undefined> {
   for (const store of stores) {
     for (const der of store.roots) {
-      if (der.length === topBytes.length && der.every((b, i) => b === topBytes[i])) return store.name;
-      const root = new X.X509Certificate(toArrayBuffer(der));
-      if (root.subject === top.issuer && (await top.verify({ publicKey: root.publicKey, signatureOnly: true }))) return store.name;
+      if (equalBytes(der, topDer)) return store.name;
+      if (await isSignedBy(top, await certificate(der))) return store.name;
     }
   }
   return undefined;
@@ -151,10 +147,9 @@ async function findStore(X: Awaited<ReturnType<typeof x509>>, top: InstanceType<
 export async function verifyNotation(artifact: SignatureArtifact, layer: Descriptor, digest: string, stores: readonly TrustStore[], now: Date): Promise<string> {
   if (stores.length === 0) return refuse("not-configured", "no notation trust store is configured");
   const { env, header, chain } = readEnvelope(await readBlob(artifact, layer));
-  const X = await x509();
   let leafSpki: Uint8Array;
   try {
-    leafSpki = new Uint8Array(new X.X509Certificate(toArrayBuffer(chain[0]!)).publicKey.rawData);
+    leafSpki = new Uint8Array((await certificate(chain[0]!)).publicKey.rawData);
   } catch {
     return refuse("malformed", "the signing certificate is not X.509 DER");
   }
