@@ -25,6 +25,7 @@ export function isBundleType(mediaType: string): boolean {
 
 /** The fields of a bundle the verifier reads. */
 export interface Bundle {
+  mediaType?: string;
   verificationMaterial?: {
     publicKey?: { hint?: string };
     certificate?: { rawBytes?: string };

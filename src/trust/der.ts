@@ -7,14 +7,16 @@
  */
 import { toHex } from "../util/bytes.js";
 
-interface Tlv {
+/** One DER element: its tag, where it begins, where its content begins and ends. */
+export interface Tlv {
   tag: number;
+  offset: number;
   start: number;
   end: number;
 }
 
 /** One TLV at `offset`, or `undefined` when it runs past `limit` or uses a length form DER forbids. */
-function readTlv(der: Uint8Array, offset: number, limit = der.length): Tlv | undefined {
+export function readTlv(der: Uint8Array, offset: number, limit = der.length): Tlv | undefined {
   if (offset + 2 > limit) return undefined;
   const tag = der[offset]!;
   let len = der[offset + 1]!;
@@ -27,7 +29,29 @@ function readTlv(der: Uint8Array, offset: number, limit = der.length): Tlv | und
     start += n;
   }
   const end = start + len;
-  return end > limit ? undefined : { tag, start, end };
+  return end > limit ? undefined : { tag, offset, start, end };
+}
+
+/** The elements inside `parent`, in order (as many as parse). */
+export function children(der: Uint8Array, parent: Tlv): Tlv[] {
+  const out: Tlv[] = [];
+  for (let at = parent.start; at < parent.end; ) {
+    const t = readTlv(der, at, parent.end);
+    if (!t) break;
+    out.push(t);
+    at = t.end;
+  }
+  return out;
+}
+
+/** A DER element of `tag` around `content`. */
+export function encodeTlv(tag: number, content: Uint8Array): Uint8Array {
+  const n = content.length;
+  const head = n < 0x80 ? [tag, n] : n < 0x100 ? [tag, 0x81, n] : n < 0x10000 ? [tag, 0x82, n >> 8, n & 0xff] : [tag, 0x83, n >> 16, (n >> 8) & 0xff, n & 0xff];
+  const out = new Uint8Array(head.length + n);
+  out.set(head, 0);
+  out.set(content, head.length);
+  return out;
 }
 
 /** The key kinds the verifiers accept. */

@@ -8,22 +8,21 @@
  *
  * @module
  */
-import { asciiBytes, fromUtf8, toHex } from "../util/bytes.js";
+import { fromUtf8, toHex } from "../util/bytes.js";
 import { x509, type X509 } from "../util/x509.js";
 import { certificate, isSignedBy } from "./certificates.js";
 import { base64 } from "./cosign.js";
 import { PublicKey, sigstoreHashes } from "./keys.js";
 import { keyOf } from "./notation.js";
 import { refuse } from "./refusal.js";
+import { checkScts, type TrustedCtLog } from "./sct.js";
+import { checkEntry, type LoggedContent, type TlogEntry, type TrustedLog } from "./rekor.js";
 import type { Bundle } from "./bundle.js";
 import type { SigstoreIdentity, SigstoreOptions } from "./types.js";
 
 /** What a bundle signs: the signed bytes, the signature, and the digest the log entry records. */
-export interface KeylessContent {
+export interface KeylessContent extends LoggedContent {
   signed: Uint8Array;
-  sig: Uint8Array;
-  digest: Uint8Array;
-  kind: "hashedrekord" | "dsse";
 }
 
 interface Validity {
@@ -34,7 +33,8 @@ interface Validity {
 /** The parts of a trusted root the verifier uses, decoded once. */
 export interface SigstoreTrust {
   authorities: { chain: Uint8Array[]; valid: Validity }[];
-  logs: { keyId: string; key: PublicKey; valid: Validity }[];
+  logs: TrustedLog[];
+  ctLogs: TrustedCtLog[];
   identities: readonly SigstoreIdentity[];
 }
 
@@ -48,7 +48,8 @@ function within(v: Validity, t: number): boolean {
 
 type RootJson = {
   certificateAuthorities?: { certChain?: { certificates?: { rawBytes?: string }[] }; validFor?: { start?: string; end?: string } }[];
-  tlogs?: { logId?: { keyId?: string }; publicKey?: { rawBytes?: string; validFor?: { start?: string; end?: string } } }[];
+  ctlogs?: { logId?: { keyId?: string }; publicKey?: { rawBytes?: string; validFor?: { start?: string; end?: string } } }[];
+  tlogs?: { baseUrl?: string; logId?: { keyId?: string }; publicKey?: { rawBytes?: string; validFor?: { start?: string; end?: string } } }[];
 };
 
 /** The trusted root's authorities and logs; throws when it has neither a CA nor a log. */
@@ -61,71 +62,16 @@ export function loadSigstore(options: SigstoreOptions): SigstoreTrust {
   const logs = (root?.tlogs ?? []).map((log) => ({
     keyId: toHex(base64(log.logId?.keyId) ?? new Uint8Array()),
     key: new PublicKey(base64(log.publicKey?.rawBytes) ?? new Uint8Array()),
+    baseUrl: log.baseUrl ?? "",
+    valid: validity(log.publicKey?.validFor),
+  }));
+  const ctLogs = (root?.ctlogs ?? []).map((log) => ({
+    keyId: toHex(base64(log.logId?.keyId) ?? new Uint8Array()),
+    key: new PublicKey(base64(log.publicKey?.rawBytes) ?? new Uint8Array()),
     valid: validity(log.publicKey?.validFor),
   }));
   if (authorities.length === 0 || logs.length === 0) throw new Error("sigstore trusted root: no certificate authority or no transparency log");
-  return { authorities, logs, identities: options.identities };
-}
-
-interface TlogEntry {
-  logIndex?: string | number;
-  logId?: { keyId?: string };
-  kindVersion?: { kind?: string; version?: string };
-  integratedTime?: string | number;
-  inclusionPromise?: { signedEntryTimestamp?: string };
-  canonicalizedBody?: string;
-}
-
-/** The entry's SET checked with a trusted log's key; returns the logged time (ms). */
-async function checkInclusion(entry: TlogEntry, trust: SigstoreTrust): Promise<number> {
-  const time = Number(entry.integratedTime) * 1000;
-  const keyId = toHex(base64(entry.logId?.keyId) ?? new Uint8Array());
-  const set = base64(entry.inclusionPromise?.signedEntryTimestamp);
-  if (!set || !entry.canonicalizedBody || !Number.isFinite(time)) return refuse("tlog-invalid", "the log entry has no inclusion promise (SET)");
-  // Rekor signs the canonical JSON of these four fields (keys sorted, no spaces).
-  const payload = JSON.stringify({ body: entry.canonicalizedBody, integratedTime: Number(entry.integratedTime), logID: keyId, logIndex: Number(entry.logIndex) });
-  for (const log of trust.logs) {
-    if (log.keyId !== keyId || !within(log.valid, time)) continue;
-    if ((await log.key.verify(set, asciiBytes(payload), ["SHA-256"])) === "ok") return time;
-  }
-  return refuse("tlog-invalid", "the log entry's inclusion promise is signed by no trusted transparency log");
-}
-
-/** The signature (base64) and digest (hex) a logged body records, by its kind: hashedrekord 0.0.1, dsse 0.0.1, intoto 0.0.2. */
-function loggedFields(kind: string, spec: Record<string, any>): { sig: unknown; digest: unknown } {
-  switch (kind) {
-    case "hashedrekord 0.0.1":
-      return { sig: spec.signature?.content, digest: spec.data?.hash?.value };
-    case "dsse 0.0.1":
-      return { sig: spec.signatures?.length === 1 ? spec.signatures[0]?.signature : undefined, digest: spec.payloadHash?.value };
-    case "intoto 0.0.2": {
-      // Rekor's intoto entries hold the signature base64-encoded twice.
-      const sigs = spec.content?.envelope?.signatures;
-      const twice = base64(sigs?.length === 1 ? sigs[0]?.sig : undefined);
-      return { sig: twice ? fromUtf8(twice) : undefined, digest: spec.content?.payloadHash?.value };
-    }
-    default:
-      return { sig: undefined, digest: undefined };
-  }
-}
-
-/** The logged body is about this signature: a kind for this content, the same signature, the same digest. */
-function checkBody(entry: TlogEntry, content: KeylessContent): void {
-  let body: { kind?: string; apiVersion?: string; spec?: Record<string, any> };
-  try {
-    body = JSON.parse(fromUtf8(base64(entry.canonicalizedBody) ?? new Uint8Array())) as typeof body;
-  } catch {
-    return refuse("tlog-invalid", "the log entry's body is not JSON");
-  }
-  const kind = `${String(body.kind)} ${String(body.apiVersion)}`;
-  const fits = content.kind === "hashedrekord" ? kind === "hashedrekord 0.0.1" : kind === "dsse 0.0.1" || kind === "intoto 0.0.2";
-  if (body.kind !== entry.kindVersion?.kind || body.apiVersion !== entry.kindVersion?.version || !fits) {
-    return refuse("tlog-invalid", `the log entry is a ${kind} entry, which does not record a ${content.kind === "dsse" ? "DSSE envelope" : "message signature"}`);
-  }
-  const { sig, digest } = loggedFields(kind, body.spec ?? {});
-  const logged = base64(sig);
-  if (!logged || toHex(logged) !== toHex(content.sig)) refuse("tlog-invalid", "the log entry records another signature");
-  if (digest !== toHex(content.digest)) refuse("tlog-invalid", "the log entry records another digest");
+  return { authorities, logs, ctLogs, identities: options.identities };
 }
 
 const OID_ISSUER_V2 = "1.3.6.1.4.1.57264.1.8";
@@ -145,18 +91,28 @@ function identityOf(X: typeof X509, cert: X509.X509Certificate): SigstoreIdentit
   return { issuer, subject: name?.value ?? "" };
 }
 
-/** The leaf chains to a trusted CA that was valid at `time`, and every certificate of the path was valid then. */
-async function checkChain(leaf: X509.X509Certificate, trust: SigstoreTrust, time: number): Promise<void> {
+/**
+ * The leaf chains to a trusted CA that was valid at `time`, and every
+ * certificate of the path was valid then; returns the issuer's SPKI.
+ */
+async function checkChain(leaf: X509.X509Certificate, trust: SigstoreTrust, time: number): Promise<Uint8Array> {
   let expired: string | undefined;
   for (const ca of trust.authorities) {
     if (!within(ca.valid, time) || ca.chain.length === 0) continue;
     const chain = await Promise.all(ca.chain.map((der) => certificate(der)));
     if (!(await isSignedBy(leaf, chain[0]!))) continue;
     const invalid = [leaf, ...chain].find((c) => time < c.notBefore.getTime() || time > c.notAfter.getTime());
-    if (!invalid) return;
+    if (!invalid) return new Uint8Array(chain[0]!.publicKey.rawData);
     expired = `certificate "${invalid.subject}" was not valid at the logged signing time ${new Date(time).toISOString()}`;
   }
   return expired ? refuse("expired-certificate", expired) : refuse("untrusted-chain", `the signing certificate of "${leaf.issuer}" chains to no trusted certificate authority`);
+}
+
+/** What a bundle's version requires of its entries: an inclusion promise in v0.1, an inclusion proof from v0.2 on. */
+function checkEntryForm(mediaType: string | undefined, entries: readonly TlogEntry[]): void {
+  const v01 = mediaType === "application/vnd.dev.sigstore.bundle+json;version=0.1";
+  const missing = entries.some((e) => (v01 ? !e.inclusionPromise : !e.inclusionProof));
+  if (missing) refuse("malformed", `a log entry lacks the inclusion ${v01 ? "promise" : "proof"} a ${mediaType ?? "bundle"} must have`);
 }
 
 /** Verifies a keyless bundle's signer; returns the identity it was issued to. */
@@ -173,13 +129,15 @@ export async function verifyKeyless(bundle: Bundle, content: KeylessContent, tru
   }
   const entries = (material.tlogEntries ?? []) as TlogEntry[];
   if (entries.length === 0) return refuse("tlog-invalid", "the bundle has no transparency-log entry");
-  if (entries.some((e) => !Number.isFinite(Number(e.integratedTime)))) return refuse("tlog-invalid", "a log entry has no integrated time");
-  // As @sigstore/verify: the chain at the logged time first, then the entries that vouch for that time.
-  for (const entry of entries) await checkChain(leaf, trust, Number(entry.integratedTime) * 1000);
-  for (const entry of entries) {
-    await checkInclusion(entry, trust);
-    checkBody(entry, content);
-  }
+  checkEntryForm(bundle.mediaType, entries);
+  // As @sigstore/verify: only an entry's SET vouches for its time (timestamp authorities are not
+  // read); the chain is checked at those times first, then the entries themselves.
+  const times = entries.filter((e) => e.inclusionPromise).map((e) => Number(e.integratedTime) * 1000);
+  if (times.length === 0 || times.some((t) => !Number.isFinite(t))) return refuse("tlog-invalid", "no log entry gives a signed signing time (an inclusion promise)");
+  let issuerSpki: Uint8Array = new Uint8Array();
+  for (const time of times) issuerSpki = await checkChain(leaf, trust, time);
+  await checkScts(raw, issuerSpki, trust.ctLogs);
+  for (const entry of entries) await checkEntry(entry, content, trust.logs);
   const key = keyOf(new Uint8Array(leaf.publicKey.rawData));
   const result = await key.verify(content.sig, content.signed, sigstoreHashes(key));
   if (result === "malformed") refuse("bad-signature", "the signature is truncated or garbled");

@@ -24,6 +24,7 @@ export type SignatureKind = "cosign" | "sigstore-bundle" | "notation";
  * - `untrusted-chain`: the certificate chain does not lead to a configured root.
  * - `identity-mismatch`: a keyless certificate whose issuer and subject match none of the configured identities.
  * - `tlog-invalid`: a keyless bundle's transparency-log entry is missing, not signed by a trusted log, or not about this signature.
+ * - `sct-invalid`: a keyless certificate without a signed certificate timestamp from a trusted CT log, or with a bad one.
  */
 export type RefusalReason =
   | "unsupported"
@@ -37,7 +38,8 @@ export type RefusalReason =
   | "expired-signature"
   | "untrusted-chain"
   | "identity-mismatch"
-  | "tlog-invalid";
+  | "tlog-invalid"
+  | "sct-invalid";
 
 /** Where a verdict's signature sits: which artifact of the input and which layer of its manifest. */
 export interface VerdictPlace {
@@ -49,7 +51,9 @@ export interface VerdictPlace {
 
 /** A signature that verified. */
 export interface AcceptedSignature extends VerdictPlace {
+  /** Verified. */
   ok: true;
+  /** What kind of signature it is. */
   kind: SignatureKind;
   /**
    * Who signed: the configured key's name (cosign, sigstore bundle with a key), the
@@ -62,10 +66,13 @@ export interface AcceptedSignature extends VerdictPlace {
 
 /** A signature that was refused, with its reason code and a sentence for people. */
 export interface RefusedSignature extends VerdictPlace {
+  /** Refused. */
   ok: false;
   /** The kind, when the artifact was recognised. */
   kind?: SignatureKind;
+  /** The reason code (docs/signatures.md lists them). */
   reason: RefusalReason;
+  /** One sentence for people: what was found, what was expected. */
   detail: string;
 }
 
@@ -96,11 +103,13 @@ export interface VerifyInput {
    * `messageSignature` signs the manifest itself (hashed and compared with `digest`).
    */
   manifest?: Uint8Array;
+  /** The signature artifacts found for it (the `.sig` tag's manifest, referrers). */
   signatures: readonly SignatureArtifact[];
 }
 
 /** A keyless signer the policy accepts: the certificate's OIDC issuer and subject (SAN). */
 export interface SigstoreIdentity {
+  /** The OIDC issuer, e.g. `https://token.actions.githubusercontent.com`. */
   issuer: string;
   /** The subject alternative name (an e-mail or URI) exactly. */
   subject: string;

@@ -119,6 +119,63 @@ describe("sigstore bundles", () => {
     });
   });
 
+  it("checks the inclusion proof and its checkpoint as well as the SET, and needs both where @sigstore/verify does", async () => {
+    const good = await mock.sign(manifest, { ...identity, dsse: false });
+    const entry = (b: Json) => b.verificationMaterial.tlogEntries[0];
+    const proofOnly = clone(good);
+    delete entry(proofOnly).inclusionPromise;
+    const setOnly = clone(good);
+    delete entry(setOnly).inclusionProof;
+    const badRoot = clone(good);
+    const note: string = entry(badRoot).inclusionProof.checkpoint.envelope;
+    const lines = note.split("\n");
+    lines[2] = Buffer.alloc(32, 7).toString("base64"); // another root hash under the old signature
+    entry(badRoot).inclusionProof.checkpoint.envelope = lines.join("\n");
+    const badSig = clone(good);
+    entry(badSig).inclusionProof.checkpoint.envelope = note.replace(/ (\S+)\n$/, (_m, sig: string) => ` ${flip(sig)}\n`);
+    const badPath = clone(good);
+    entry(badPath).inclusionProof.hashes = [Buffer.alloc(32, 1).toString("base64")];
+    const neither = clone(proofOnly);
+    delete entry(neither).inclusionProof;
+    const cases = { proofOnly, setOnly, badRoot, badSig, badPath, neither };
+    const ours: Record<string, string> = {};
+    const theirs: Record<string, string> = {};
+    for (const [name, b] of Object.entries(cases)) {
+      ours[name] = await verify(keyless(), b);
+      theirs[name] = oracle(b, { artifact: manifest, trustedRoot: mock.trustedRoot, identity });
+    }
+    // a v0.2+ bundle must carry the proof; without a SET nothing vouches for the signing time
+    expect(ours).toEqual({ proofOnly: "tlog-invalid", setOnly: "malformed", badRoot: "tlog-invalid", badSig: "tlog-invalid", badPath: "tlog-invalid", neither: "malformed" });
+    expect(theirs).toEqual({
+      proofOnly: "TIMESTAMP_ERROR",
+      setOnly: "invalid v0.2 bundle",
+      badRoot: "TLOG_INCLUSION_PROOF_ERROR",
+      badSig: "TLOG_INCLUSION_PROOF_ERROR",
+      badPath: "TLOG_INCLUSION_PROOF_ERROR",
+      neither: "invalid v0.2 bundle",
+    });
+  });
+
+  it("checks the certificate's SCTs against the trusted CT logs, and needs one, as @sigstore/verify does", async () => {
+    const unlogged = await startMockSigstore({ ctLog: false });
+    try {
+      const noSct = await unlogged.sign(manifest, { ...identity, dsse: false });
+      const good = await mock.sign(manifest, { ...identity, dsse: false });
+      const otherCt = clone(mock.trustedRoot);
+      otherCt.ctlogs[0].publicKey.rawBytes = (stranger.trustedRoot as Json).ctlogs[0].publicKey.rawBytes;
+      const cases: [Json, Json][] = [
+        [noSct, unlogged.trustedRoot],
+        [good, otherCt],
+      ];
+      for (const [bundle, trustedRoot] of cases) {
+        expect(await verify(createTrust({ sigstore: { trustedRoot, identities: [identity] } }), bundle)).toBe("sct-invalid");
+        expect(oracle(bundle, { artifact: manifest, trustedRoot, identity })).toBe("CERTIFICATE_ERROR");
+      }
+    } finally {
+      await unlogged.close();
+    }
+  });
+
   it("refuses a DSSE statement about another digest, which @sigstore/verify leaves to the caller", async () => {
     const bundle = await mock.sign(statement("127.0.0.1/signed/app", blobOf(otherManifest).digest), { ...identity, dsse: true });
     expect(await verify(keyless(), bundle)).toBe("digest-mismatch");

@@ -35,13 +35,16 @@ export interface MockSigstore {
   close(): Promise<void>;
 }
 
-/** Starts a mock Fulcio + Rekor; `caClock` backdates the CA (its certificates are valid 10 minutes from then). */
-export async function startMockSigstore(options: { caClock?: Date } = {}): Promise<MockSigstore> {
+/**
+ * Starts a mock Fulcio + Rekor; `caClock` backdates the CA (its certificates are valid 10 minutes from then),
+ * `ctLog: false` leaves the SCTs out of its certificates.
+ */
+export async function startMockSigstore(options: { caClock?: Date; ctLog?: boolean } = {}): Promise<MockSigstore> {
   const caKeys = ecPair();
   const ctKeys = ecPair();
   const tlogKeys = ecPair();
   const ctlog = await initializeCTLog(ctKeys as never);
-  const ca = await initializeCA(caKeys as never, ctlog, options.caClock);
+  const ca = await initializeCA(caKeys as never, options.ctLog === false ? undefined : ctlog, options.caClock);
   let url = "";
   const handlers: Handler[] = [];
   const server: Server = createServer((req, res) => {
