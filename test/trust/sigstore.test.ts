@@ -69,8 +69,11 @@ describe("sigstore bundles", () => {
   });
 
   it("refuses each bad keyless case with its own reason, where @sigstore/verify refuses too", async () => {
+    // Certificates are valid from the second they are issued and entries name the second they are logged:
+    // `earlier`'s certificate is valid when `good` is logged, `later`'s entry is logged while `good`'s is valid.
+    const earlier = await mock.sign(manifest, { ...identity, dsse: false });
     const good = await mock.sign(manifest, { ...identity, dsse: false });
-    const second = await mock.sign(manifest, { ...identity, dsse: false });
+    const later = await mock.sign(manifest, { ...identity, dsse: false });
     const cases: Record<string, { bundle: Json; identities?: (typeof identity)[]; root?: MockSigstore }> = {};
     cases["identity-mismatch"] = { bundle: good, identities: [{ issuer: ISSUER, subject: "https://github.com/evil/app/.github/workflows/x.yml@refs/heads/main" }] };
     cases["other issuer"] = { bundle: good, identities: [{ issuer: "https://accounts.example", subject: SUBJECT }] };
@@ -81,11 +84,11 @@ describe("sigstore bundles", () => {
     badSet.verificationMaterial.tlogEntries[0].inclusionPromise.signedEntryTimestamp = flip(badSet.verificationMaterial.tlogEntries[0].inclusionPromise.signedEntryTimestamp);
     cases["tlog-invalid (SET)"] = { bundle: badSet };
     const otherEntry = clone(good);
-    otherEntry.verificationMaterial.tlogEntries = second.verificationMaterial.tlogEntries;
+    otherEntry.verificationMaterial.tlogEntries = later.verificationMaterial.tlogEntries;
     cases["tlog-invalid (another entry)"] = { bundle: otherEntry };
     // another certificate of the same identity: the log entry (signature and digest) still matches
     const otherCert = clone(good);
-    otherCert.verificationMaterial.x509CertificateChain = second.verificationMaterial.x509CertificateChain;
+    otherCert.verificationMaterial.x509CertificateChain = earlier.verificationMaterial.x509CertificateChain;
     cases["wrong-key"] = { bundle: otherCert };
     cases["digest-mismatch"] = { bundle: await mock.sign(otherManifest, { ...identity, dsse: false }) };
 
