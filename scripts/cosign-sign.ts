@@ -14,7 +14,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { cosignSign, generateCosignKey, type KeyType } from "../test/trust/helpers/cosign.js";
+import { cosignSign, generateCosignKey, writeSignatureLayout, type KeyType } from "../test/trust/helpers/cosign.js";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -32,11 +32,7 @@ if (command === "keygen" && dir) {
 } else if (command === "sign" && dir && values.key && values.ref && values.digest) {
   const signed = cosignSign(readFileSync(values.key, "utf8"), password, values.ref, values.digest);
   const tag = `${values.digest.replace(":", "-")}.sig`;
-  mkdirSync(join(dir, "blobs", "sha256"), { recursive: true });
-  for (const blob of [signed.manifest, ...signed.blobs]) writeFileSync(join(dir, "blobs", "sha256", blob.digest.slice(7)), blob.bytes);
-  writeFileSync(join(dir, "oci-layout"), JSON.stringify({ imageLayoutVersion: "1.0.0" }));
-  const entry = { mediaType: "application/vnd.oci.image.manifest.v1+json", digest: signed.manifest.digest, size: signed.manifest.bytes.length, annotations: { "org.opencontainers.image.ref.name": tag } };
-  writeFileSync(join(dir, "index.json"), JSON.stringify({ schemaVersion: 2, manifests: [entry] }));
+  writeSignatureLayout(dir, signed, tag);
   console.log(JSON.stringify({ tag, manifest: signed.manifest.digest }));
 } else {
   console.error("usage: cosign-sign keygen <dir> [--type P-256|P-384|Ed25519|RSA] | sign --key <file> --ref <ref> --digest <digest> <layout>");

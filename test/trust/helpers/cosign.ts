@@ -8,6 +8,8 @@
  * src/trust: node:crypto and tweetnacl only.
  */
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, scryptSync, sign, type KeyObject } from "node:crypto";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import nacl from "tweetnacl";
 
 export type KeyType = "P-256" | "P-384" | "Ed25519" | "RSA";
@@ -130,4 +132,14 @@ export function cosignSign(privatePem: string, password: string, reference: stri
   const key = decryptCosignKey(privatePem, password);
   const payload = simpleSigningPayload(reference, digest);
   return signatureManifest([{ payload, signature: signBytes(key, payload).toString("base64") }]);
+}
+
+/** Writes a signature manifest and its blobs as an OCI image layout with the manifest under `tag`, for `skopeo copy oci:<dir>:<tag>`. */
+export function writeSignatureLayout(dir: string, signed: { manifest: Blob; blobs: Blob[] }, tag: string): string {
+  mkdirSync(join(dir, "blobs", "sha256"), { recursive: true });
+  for (const blob of [signed.manifest, ...signed.blobs]) writeFileSync(join(dir, "blobs", "sha256", blob.digest.slice(7)), blob.bytes);
+  writeFileSync(join(dir, "oci-layout"), JSON.stringify({ imageLayoutVersion: "1.0.0" }));
+  const entry = { mediaType: "application/vnd.oci.image.manifest.v1+json", digest: signed.manifest.digest, size: signed.manifest.bytes.length, annotations: { "org.opencontainers.image.ref.name": tag } };
+  writeFileSync(join(dir, "index.json"), JSON.stringify({ schemaVersion: 2, manifests: [entry] }));
+  return `oci:${dir}:${tag}`;
 }
