@@ -129,6 +129,7 @@ export async function verifyKeyless(bundle: Bundle, content: KeylessContent, tru
   }
   const entries = (material.tlogEntries ?? []) as TlogEntry[];
   if (entries.length === 0) return refuse("tlog-invalid", "the bundle has no transparency-log entry");
+  if (entries.length > 8) return refuse("malformed", `the bundle has ${entries.length} log entries, more than 8`);
   checkEntryForm(bundle.mediaType, entries);
   // As @sigstore/verify: only an entry's SET vouches for its time (timestamp authorities are not
   // read); the chain is checked at those times first, then the entries themselves.

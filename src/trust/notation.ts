@@ -20,6 +20,8 @@ export const NOTATION_ARTIFACT = "application/vnd.cncf.notary.signature";
 /** The media type of a JWS envelope layer. */
 export const NOTATION_ENVELOPE = "application/jose+json";
 const PAYLOAD_TYPE = "application/vnd.cncf.notary.payload.v1+json";
+/** Certificates an x5c chain may hold: each is parsed and checked. */
+const MAX_CHAIN = 8;
 
 /** A named list of trusted root certificates (DER). */
 export interface TrustStore {
@@ -78,6 +80,7 @@ function readEnvelope(bytes: Uint8Array): { env: Envelope; header: ProtectedHead
   if (header["io.cncf.notary.signingScheme"] !== "notary.x509") refuse("unsupported", `signing scheme ${String(header["io.cncf.notary.signingScheme"])} (notary.x509 is verified)`);
   const x5c = env.header?.x5c;
   if (!Array.isArray(x5c) || x5c.length === 0) return refuse("malformed", "the envelope has no x5c certificate chain");
+  if (x5c.length > MAX_CHAIN) return refuse("malformed", `the x5c chain has ${x5c.length} certificates, more than ${MAX_CHAIN}`);
   const chain = x5c.map((c) => base64(c) ?? refuse("malformed", "an x5c certificate is not base64"));
   return { env, header, chain };
 }

@@ -13,6 +13,9 @@ import { Refusal } from "./refusal.js";
 import { isBundleType, loadSigstore, verifyBundle, type SigstoreTrust } from "./bundle.js";
 import type { SignatureArtifact, SignatureKind, SignatureVerdict, Trust, TrustOptions, VerifyInput } from "./types.js";
 
+/** Signatures one artifact may carry: each costs a verification, and cosign writes one layer per signer. */
+export const MAX_LAYERS = 64;
+
 /** Everything a verifier of one kind needs. */
 export interface TrustContext {
   keys: ReadonlyMap<string, PublicKey>;
@@ -48,6 +51,9 @@ async function verifyArtifact(ctx: TrustContext, input: VerifyInput, index: numb
   } catch (err) {
     if (!(err instanceof Refusal)) throw err;
     return [{ ok: false, artifact: index, layer: 0, reason: err.reason, detail: err.message }];
+  }
+  if (manifest.layers.length > MAX_LAYERS) {
+    return [{ ok: false, artifact: index, layer: 0, reason: "malformed", detail: `the signature manifest has ${manifest.layers.length} layers, more than ${MAX_LAYERS}` }];
   }
   const verdicts: SignatureVerdict[] = [];
   for (const [layer, descriptor] of manifest.layers.entries()) {

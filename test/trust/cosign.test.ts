@@ -120,6 +120,14 @@ describe("cosign simple-signing signatures", () => {
     expect(none).toMatchObject([{ ok: false, reason: "not-configured" }]);
   });
 
+  it("refuses a .sig manifest with more than 64 signature layers without verifying them", async () => {
+    const payload = simpleSigningPayload(REF, DIGEST);
+    const signature = signBytes(decryptCosignKey(release.privatePem, PASSWORD), payload).toString("base64");
+    const many = signatureManifest(Array.from({ length: 65 }, () => ({ payload, signature })));
+    const verdicts = await createTrust({ keys: { release: release.publicPem } }).verifySignatures({ digest: DIGEST, signatures: [artifactOf(many)] });
+    expect(verdicts).toEqual([{ ok: false, artifact: 0, layer: 0, reason: "malformed", detail: "the signature manifest has 65 layers, more than 64" }]);
+  });
+
   it("names a key it cannot use at createTrust", () => {
     const dsa = generateKeyPairSync("ec", { namedCurve: "secp256k1" }).publicKey.export({ type: "spki", format: "pem" }) as string;
     expect(() => createTrust({ keys: { k1: dsa } })).toThrow(/trust key "k1": unsupported EC curve/);

@@ -46,6 +46,7 @@ describe("notation signatures", () => {
       "expired-certificate": envelope([expiredLeaf, inter], TARGET),
       "expired-signature": envelope([leaf, inter], TARGET, { header: { "io.cncf.notary.expiry": new Date(Date.now() - 1000).toISOString() } }),
       "no x5c": envelope([leaf, inter], TARGET, { x5c: [] }),
+      "long x5c": envelope([leaf, inter], TARGET, { x5c: Array.from({ length: 9 }, () => Buffer.from(leaf.cert.rawData).toString("base64")) }),
       "unknown alg": envelope([leaf, inter], TARGET, { header: { alg: "EdDSA" } }),
       "other scheme": envelope([leaf, inter], TARGET, { header: { "io.cncf.notary.signingScheme": "notary.x509.signingAuthority" } }),
     };
@@ -63,6 +64,7 @@ describe("notation signatures", () => {
       "expired-certificate": "expired-certificate",
       "expired-signature": "expired-signature",
       "no x5c": "malformed",
+      "long x5c": "malformed",
       "unknown alg": "unsupported",
       "other scheme": "unsupported",
     });
