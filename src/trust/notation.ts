@@ -7,7 +7,7 @@
  * @module
  */
 import { asciiBytes, equalBytes, fromB64url, fromUtf8 } from "../util/bytes.js";
-import type { X509 } from "../util/x509.js";
+import { x509, type X509 } from "../util/x509.js";
 import { certificate, isSignedBy } from "./certificates.js";
 import { parseJson, readBlob, type Descriptor } from "./artifact.js";
 import { base64 } from "./cosign.js";
@@ -146,6 +146,19 @@ async function findStore(top: X509.X509Certificate, topDer: Uint8Array, stores: 
   return undefined;
 }
 
+const CODE_SIGNING = "1.3.6.1.5.5.7.3.3";
+
+/** The leaf may sign code, as notation requires: not a CA, digitalSignature if key usage is given, codeSigning if extended key usage is. */
+async function checkSigningUse(leaf: X509.X509Certificate): Promise<void> {
+  const X = await x509();
+  const basic = leaf.getExtension(X.BasicConstraintsExtension);
+  const usage = leaf.getExtension(X.KeyUsagesExtension);
+  const extended = leaf.getExtension(X.ExtendedKeyUsageExtension);
+  if (basic?.ca) refuse("untrusted-chain", "the signing certificate is a CA certificate");
+  if (usage && !(usage.usages & X.KeyUsageFlags.digitalSignature)) refuse("untrusted-chain", "the signing certificate's key usage lacks digitalSignature");
+  if (extended && !extended.usages.map(String).includes(CODE_SIGNING)) refuse("untrusted-chain", "the signing certificate's extended key usage lacks codeSigning");
+}
+
 /** Verifies one notation envelope layer for `digest`; returns the trust store's name. */
 export async function verifyNotation(artifact: SignatureArtifact, layer: Descriptor, digest: string, stores: readonly TrustStore[], now: Date): Promise<string> {
   if (stores.length === 0) return refuse("not-configured", "no notation trust store is configured");
@@ -157,6 +170,7 @@ export async function verifyNotation(artifact: SignatureArtifact, layer: Descrip
     return refuse("malformed", "the signing certificate is not X.509 DER");
   }
   await checkSignature(env, header, leafSpki);
+  await checkSigningUse(await certificate(chain[0]!));
   const store = await checkChain(chain, stores, now);
   const expiry = header["io.cncf.notary.expiry"];
   if (expiry !== undefined && !(now.getTime() <= Date.parse(expiry))) refuse("expired-signature", `the signature expired at ${expiry}`);

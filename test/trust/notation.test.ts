@@ -37,7 +37,10 @@ describe("notation signatures", () => {
 
   it("refuses each bad case with its own reason", async () => {
     const expiredLeaf = await issue("CN=old signer", inter, { ca: false, notBefore: new Date(Date.now() - 7 * 86_400_000), notAfter: new Date(Date.now() - 86_400_000) });
+    const serverCert = await issue("CN=a web server", inter, { ca: false, extendedUsage: "1.3.6.1.5.5.7.3.1" });
     const cases: Record<string, Promise<Buffer>> = {
+      "not for code signing": envelope([serverCert, inter], TARGET),
+      "a CA as signer": envelope([inter, root], TARGET),
       "digest-mismatch": envelope([leaf, inter], OTHER),
       "wrong-key": envelope([leaf, inter], TARGET, { signingKey: strangerLeaf.keys.privateKey }),
       "bad-signature": envelope([leaf, inter], TARGET, { mangle: (s) => s.subarray(0, 40) }),
@@ -56,6 +59,8 @@ describe("notation signatures", () => {
       verdicts[name] = v!.ok ? "ok" : v!.reason;
     }
     expect(verdicts).toEqual({
+      "not for code signing": "untrusted-chain",
+      "a CA as signer": "untrusted-chain",
       "digest-mismatch": "digest-mismatch",
       "wrong-key": "wrong-key",
       "bad-signature": "bad-signature",

@@ -20,7 +20,11 @@ const PARAMS = {
 } as const;
 
 /** A certificate for `subject`, signed by `issuer` (or self-signed), valid from an hour ago to `notAfter`. */
-export async function issue(subject: string, issuer: Issued | undefined, options: { ca: boolean; alg?: Issued["alg"]; notAfter?: Date; notBefore?: Date }): Promise<Issued> {
+export async function issue(
+  subject: string,
+  issuer: Issued | undefined,
+  options: { ca: boolean; alg?: Issued["alg"]; notAfter?: Date; notBefore?: Date; extendedUsage?: string },
+): Promise<Issued> {
   const X = await x509();
   const alg = options.alg ?? "ES256";
   const keys = (await crypto.subtle.generateKey(PARAMS[alg].gen, true, ["sign", "verify"])) as CryptoKeyPair;
@@ -28,7 +32,7 @@ export async function issue(subject: string, issuer: Issued | undefined, options
   const signingAlgorithm = signer.alg === "PS256" ? { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" } : PARAMS[signer.alg].sign;
   const extensions = options.ca
     ? [new X.BasicConstraintsExtension(true, undefined, true), new X.KeyUsagesExtension(X.KeyUsageFlags.keyCertSign, true)]
-    : [new X.KeyUsagesExtension(X.KeyUsageFlags.digitalSignature, true), new X.ExtendedKeyUsageExtension(["1.3.6.1.5.5.7.3.3"], true)];
+    : [new X.KeyUsagesExtension(X.KeyUsageFlags.digitalSignature, true), new X.ExtendedKeyUsageExtension([options.extendedUsage ?? "1.3.6.1.5.5.7.3.3"], true)];
   // Certificates are signed with PKCS#1 v1.5 by an RSA-PSS key: import the same key for that algorithm.
   let signingKey = signer.keys.privateKey;
   if (signer.alg === "PS256") {
