@@ -26,6 +26,9 @@ export const SYSTEM = [
   "test/storage/s3-owned-chunks.test.ts",
   "test/registry/verify-s3.test.ts",
   "test/concurrency/upload-race.test.ts",
+  // Azurite, the Azure Blob emulator from npm (test/storage/helpers/azurite.ts)
+  "test/storage/azure.test.ts",
+  "test/storage/azure-driver.test.ts",
   // the real CLI or server as a child process, killed with SIGKILL
   "test/crash/**/*.test.ts",
   "test/cli/bundle.test.ts",
@@ -36,6 +39,8 @@ export const SYSTEM = [
   "test/cli/serve-tls.test.ts",
   "test/cli/verify.test.ts",
   "test/cli/verify-schedule.test.ts",
+  // npm pack of a fresh checkout (prepack builds), the tarball unpacked and loaded by node and tsc
+  "test/package/pack.test.ts",
   // tsc and tsx over the code blocks of the docs
   "test/docs/**/*.test.ts",
   // loopback webhook receivers (node:http)

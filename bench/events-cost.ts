@@ -22,6 +22,7 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
+import { AWAITED } from "../src/events/hook.js";
 import { createNotifier, type Notifier, type RegistryEvent } from "../src/events/index.js";
 import { nodeWebhookPost } from "../src/node/index.js";
 import { lightRequest } from "../src/node/light-request.js";
@@ -85,7 +86,8 @@ async function main(): Promise<void> {
     const delivers = name === "sink" || name === "sink-object";
     if (delivers) notifier!.start();
     // sink-object: the same notifier behind a plain EventSink, so every event is built as an object first.
-    const hook = name === "sink-object" ? { record: (event: RegistryEvent) => notifier!.record(event) } : notifier;
+    // Marked AWAITED as the notifier is: a plain sink would be fed through a queue after the response (issue 41).
+    const hook = name === "sink-object" ? { [AWAITED]: true as const, record: (event: RegistryEvent) => notifier!.record(event) } : notifier;
     const registry = hook ? createRegistry({ storage, onEvent: hook }) : plain;
     const before = (await ask()).events!;
     const cpu0 = process.cpuUsage();

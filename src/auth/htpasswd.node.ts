@@ -6,6 +6,7 @@
  * @module
  */
 import { readFile, stat } from "node:fs/promises";
+import { silent, type LogHook } from "../http/log.js";
 import type { Principal } from "./access.js";
 import { htpasswdCheck, type HtpasswdCheck } from "./htpasswd.js";
 
@@ -15,6 +16,8 @@ export interface HtpasswdCredentialsOptions {
   path: string;
   /** How often, at most, the file is checked for changes on use. Default 1000 ms. */
   checkIntervalMs?: number;
+  /** Where a line left out (its hash is not bcrypt) is reported, once each time the file is read. Default: nowhere. */
+  log?: LogHook;
 }
 
 /**
@@ -23,7 +26,8 @@ export interface HtpasswdCredentialsOptions {
  * size or inode have changed, checked at most once per `checkIntervalMs`. A
  * file that cannot be read or parsed makes the check throw (the error names
  * the line, never a hash) until it is fixed; `createBasicAuthorizer` then
- * refuses every credential, as Distribution does.
+ * refuses every credential, as Distribution does. A line whose hash is not
+ * bcrypt only refuses its user (a `warn` on `log` when the file is read).
  */
 export function htpasswdCredentials(options: HtpasswdCredentialsOptions): HtpasswdCheck {
   const { path } = options;
@@ -40,7 +44,7 @@ export function htpasswdCredentials(options: HtpasswdCredentialsOptions): Htpass
       const seen = `${info.mtimeMs}:${info.size}:${info.ino}`;
       if (seen !== version || !current) {
         const text = await readFile(path, "utf8");
-        current = htpasswdCheck(text);
+        current = htpasswdCheck(text, options.log ?? silent);
         version = seen;
       }
       failure = undefined;

@@ -1,7 +1,8 @@
 /**
  * Basic auth against an htpasswd file, as CNCF Distribution's `htpasswd`
  * access controller does: only bcrypt hashes (`$2y$`, `$2a$`, `$2b$`, what
- * `htpasswd -B` writes) are accepted, and any valid user gets every action.
+ * `htpasswd -B` writes) are accepted (a user with another kind is refused,
+ * the others still get in), and any valid user gets every action.
  * {@link htpasswdCheck} parses the file's text into a {@link CredentialCheck}
  * (usable by the token service too); {@link createBasicAuthorizer} is the
  * registry's authorizer over such a check. Reading the file (and re-reading
@@ -21,14 +22,24 @@ import { parseBasic } from "./credentials.js";
 
 const BCRYPT = /^\$2[aby]\$\d\d\$[./A-Za-z0-9]{53}$/;
 
+/** A line of an htpasswd file that was left out: its number and user, never its hash. */
+export interface IgnoredHtpasswdLine {
+  /** The line number, from 1. */
+  line: number;
+  /** The user it names. */
+  user: string;
+}
+
 /**
  * Parse the text of an htpasswd file into user name → bcrypt hash. Blank
- * lines and lines starting with `#` are skipped, as in Distribution. Throws
+ * lines and lines starting with `#` are skipped, as in Distribution. A line
+ * whose hash is not bcrypt is left out and passed to `ignored`: as in
+ * Distribution 2.8, that user is refused and the others still get in. Throws
  * an `Error` naming the line number (never the line's text or hash) for a
- * line without `:`, an empty user name, a repeated user, or a hash that is
- * not bcrypt.
+ * line without `:` (Distribution refuses such a file too), an empty user
+ * name or a repeated user.
  */
-export function parseHtpasswd(text: string): Map<string, string> {
+export function parseHtpasswd(text: string, ignored: (line: IgnoredHtpasswdLine) => void = () => {}): Map<string, string> {
   const users = new Map<string, string>();
   const lines = text.split(/\r?\n/);
   for (let i = 0; i < lines.length; i++) {
@@ -39,10 +50,11 @@ export function parseHtpasswd(text: string): Map<string, string> {
     if (colon <= 0) throw new Error(`${at}: expected "user:hash"`);
     const name = line.slice(0, colon);
     const hash = line.slice(colon + 1);
-    if (!BCRYPT.test(hash)) {
-      throw new Error(`${at}: the hash is not bcrypt ($2y$, $2a$ or $2b$, as "htpasswd -B" writes); only bcrypt is accepted`);
-    }
     if (users.has(name)) throw new Error(`${at}: user "${name}" appears twice`);
+    if (!BCRYPT.test(hash)) {
+      ignored({ line: i + 1, user: name });
+      continue;
+    }
     users.set(name, hash);
   }
   return users;
@@ -59,12 +71,15 @@ export interface HtpasswdCheck extends CredentialCheck {
  * hashes (parsed by `parseHtpasswd`, which throws for a malformed file).
  * Principals are named by the user and are not administrators. An unknown
  * user costs one bcrypt comparison like a known one, so timing does not tell
- * which names exist.
+ * which names exist. A line whose hash is not bcrypt is left out (its user is
+ * refused) with one `warn` event on `log`, naming the line and user.
  *
  * @example htpasswdCheck(await readFile("/etc/docker/registry/htpasswd", "utf8"))
  */
-export function htpasswdCheck(text: string): HtpasswdCheck {
-  const users = parseHtpasswd(text);
+export function htpasswdCheck(text: string, log: LogHook = silent): HtpasswdCheck {
+  const users = parseHtpasswd(text, ({ line, user }) => {
+    log({ level: "warn", msg: "htpasswd line ignored: the hash is not bcrypt ($2y$, $2a$ or $2b$, as \"htpasswd -B\" writes); the user is refused", line, user });
+  });
   const dummy = users.values().next().value;
   const check = async (username: string, password: string): Promise<Principal | undefined> => {
     const hash = users.get(username);

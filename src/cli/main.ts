@@ -98,7 +98,7 @@ async function run(config: AllInOneConfig, io: CliIo): Promise<number | undefine
     );
   } catch (error) {
     if (error instanceof TlsConfigError) io.err(`registry-kit: configuration error: http.tls: ${error.message}`);
-    else io.err(`registry-kit: cannot listen on ${config.http.host}:${config.http.port}: ${(error as Error).message}`);
+    else io.err(`registry-kit: cannot listen on ${config.http.host}:${config.http.port}: ${(error as Error).message}${busyPortHint(error, config, io.env)}`);
     return 1;
   }
   try {
@@ -153,6 +153,19 @@ async function run(config: AllInOneConfig, io: CliIo): Promise<number | undefine
   }
   for (const line of banner) io.out(line);
   return undefined;
+}
+
+/**
+ * For a port already in use, how to pick another: `PORT=` when the address
+ * comes from the built-in defaults, else the key it comes from.
+ */
+function busyPortHint(error: unknown, config: AllInOneConfig, env: CliIo["env"]): string {
+  if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") return "";
+  const next = config.http.port < 65535 ? config.http.port + 1 : config.http.port - 1;
+  if (config.source === "defaults" && !env.REGISTRY_HTTP_ADDR) {
+    return `\n  another server holds port ${config.http.port}; choose another with PORT=${next} (or PORT=0 for any free one)`;
+  }
+  return `\n  another server holds port ${config.http.port}; set another port in http.addr (or REGISTRY_HTTP_ADDR=${config.http.host.includes(":") ? `[${config.http.host}]` : config.http.host}:${next})`;
 }
 
 /** `serve()`'s TLS and HTTP/2 options from the `http` section. */

@@ -38,6 +38,13 @@ export interface TransportOptions {
   userAgent?: string;
   renewBeforeSeconds?: number;
   now?: () => number;
+  /**
+   * Whether the stored credentials may go to this token realm (the `realm` of
+   * a Bearer challenge, which the registry chooses). Default: every realm, as
+   * container clients do with their own login; a refused realm is asked for
+   * an anonymous token.
+   */
+  realmAllowed?: (realm: string) => boolean;
 }
 
 /** Sends registry requests with challenge handling and cached tokens. */
@@ -81,7 +88,9 @@ export class Transport {
       const scheme = this.#schemes.get(registry);
       if (scheme) await this.#authorize(headers, scheme, registry, request);
       const body = request.body ? await request.body() : null;
-      const response = await this.fetchImpl(request.url, {
+      // Called as a plain function: workerd's fetch throws "Illegal invocation" when its `this` is another object.
+      const fetchImpl = this.fetchImpl;
+      const response = await fetchImpl(request.url, {
         method: request.method,
         headers,
         body,
@@ -95,7 +104,7 @@ export class Transport {
       if (!challenge) return response;
       if (challenge.scheme === "bearer" && challenge.params.realm) {
         const next: AuthScheme = { kind: "bearer", endpoint: { realm: challenge.params.realm, service: challenge.params.service } };
-        if (scheme?.kind === "bearer") this.tokens.invalidate(scheme.endpoint, this.#scopesFor(request, undefined), await this.#account(registry));
+        if (scheme?.kind === "bearer") this.tokens.invalidate(scheme.endpoint, this.#scopesFor(request, undefined), (await this.#basicFor(registry, scheme.endpoint))?.account);
         this.#schemes.set(registry, next);
         request = { ...request, scopes: this.#scopesFor(request, challenge.params.scope) };
       } else if (challenge.scheme === "basic") {
@@ -114,18 +123,20 @@ export class Transport {
     return [...new Set([...request.scopes, ...fromChallenge])];
   }
 
-  async #account(registry: string): Promise<string | undefined> {
+  /** The Basic credential sent to a token endpoint: none when there is no login or the realm is not allowed one. */
+  async #basicFor(registry: string, endpoint: TokenEndpoint): Promise<{ auth: string; account: string } | undefined> {
     const auth = await this.#options.credentials.get(registry);
-    return auth ? decodeAccount(auth) : undefined;
+    if (!auth || !(this.#options.realmAllowed?.(endpoint.realm) ?? true)) return undefined;
+    return { auth, account: decodeAccount(auth) };
   }
 
   async #authorize(headers: Headers, scheme: AuthScheme, registry: string, request: RepeatableRequest): Promise<void> {
-    const auth = await this.#options.credentials.get(registry);
     if (scheme.kind === "basic") {
+      const auth = await this.#options.credentials.get(registry);
       if (auth) headers.set("authorization", `Basic ${auth}`);
       return;
     }
-    const basic = auth ? { auth, account: decodeAccount(auth) } : undefined;
+    const basic = await this.#basicFor(registry, scheme.endpoint);
     const token = await this.tokens.get(scheme.endpoint, request.scopes, basic, request.signal);
     headers.set("authorization", `Bearer ${token}`);
   }

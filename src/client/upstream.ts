@@ -3,14 +3,17 @@
  * `createRegistry({ pullThrough })`, spoken to over HTTP through the client's
  * transport: anonymous, Basic, or the Bearer token flow (challenge, token
  * endpoint, one scope per repository, tokens reused until shortly before they
- * expire). It fetches; the registry verifies and stores.
+ * expire); credentials go only to realms on the upstream's origin or
+ * configured (realms.ts). It fetches; the registry verifies and stores.
  *
  * @module
  */
+import { silent, type LogHook } from "../http/log.js";
 import { readAll } from "../util/streams.js";
 import { encodeBasic, registryKey, type CredentialStore } from "./credentials.js";
 import { RegistryClientError, discard, errorFromResponse } from "./errors.js";
 import { MANIFEST_ACCEPT } from "./manifest.js";
+import { realmPolicy, trustedRealms } from "./realms.js";
 import { Transport } from "./transport.js";
 
 /** A user name and password for an upstream registry (or its token endpoint). */
@@ -38,6 +41,16 @@ export interface RegistryUpstreamOptions {
   fetch?: typeof fetch;
   /** `User-Agent` of upstream requests. Default `registry-kit-proxy`. */
   userAgent?: string;
+  /**
+   * Token realms besides the upstream's own origin that may receive
+   * `credentials`, as URLs (`https://auth.docker.io/token`; a path ending in
+   * `/` covers every path under it). A challenge naming any other realm gets
+   * a token request without credentials, and a `warn` log event. Docker Hub
+   * (`https://registry-1.docker.io`) needs `["https://auth.docker.io/token"]`.
+   */
+  realms?: readonly string[];
+  /** Receives the refused realms (one `warn` each). Default: dropped. */
+  log?: LogHook;
 }
 
 /** What {@link registryUpstream} returns: the `Upstream` contract of `registry-kit/registry`. */
@@ -78,7 +91,9 @@ export interface RegistryUpstream {
  * An upstream registry for `createRegistry({ pullThrough: { upstreams: [{ prefix, upstream }] } })`.
  * 404 answers `undefined`; any other failure (network, timeout, refused login,
  * 5xx, 429) throws a `RegistryClientError` whose `status` is the HTTP status
- * (0 when there was none).
+ * (0 when there was none). A repository refused to the account (403, or 401
+ * `insufficient_scope`) throws one with `refused: "repository"` too, which the
+ * cache answers 403 `DENIED`.
  */
 export function registryUpstream(options: RegistryUpstreamOptions): RegistryUpstream {
   const base = new URL(options.url);
@@ -96,7 +111,8 @@ export function registryUpstream(options: RegistryUpstreamOptions): RegistryUpst
     async set() {},
     async delete() {},
   };
-  const transport = new Transport({ credentials, userAgent: options.userAgent ?? "registry-kit-proxy", ...(options.fetch ? { fetch: options.fetch } : {}) });
+  const realmAllowed = realmPolicy(base, trustedRealms(options.realms ?? []), options.log ?? silent);
+  const transport = new Transport({ credentials, realmAllowed, userAgent: options.userAgent ?? "registry-kit-proxy", ...(options.fetch ? { fetch: options.fetch } : {}) });
 
   /** Send with a timeout that covers the headers; `keep` extends it over the body too. */
   const send = async (method: string, name: string, path: string, accept: string | undefined, signal: AbortSignal | undefined, what: string) => {
@@ -124,7 +140,12 @@ export function registryUpstream(options: RegistryUpstreamOptions): RegistryUpst
       discard(response);
       return false;
     }
-    if (response.status !== 200) throw await errorFromResponse(response, what);
+    if (response.status !== 200) {
+      const refused = refusesRepository(response);
+      const error = await errorFromResponse(response, what);
+      // The login worked (or was not needed), the repository is closed to this account: not a failure of ours.
+      throw refused ? Object.assign(error, { refused: "repository" as const }) : error;
+    }
     return true;
   };
   const sizeOf = (response: Response): number | undefined => {
@@ -181,6 +202,17 @@ export function registryUpstream(options: RegistryUpstreamOptions): RegistryUpst
       return { body: idleLimited(response.body, timeoutMs, what), ...(size !== undefined ? { size } : {}) };
     },
   };
+}
+
+/**
+ * Whether the upstream refused the repository itself rather than the login:
+ * a 403, or a 401 whose Bearer challenge says `insufficient_scope` (a valid
+ * token without this repository, as Docker Hub answers for a private or
+ * missing one). A 401 to Basic credentials or to a bad token is a failed login.
+ */
+function refusesRepository(response: Response): boolean {
+  if (response.status === 403) return true;
+  return response.status === 401 && /error="?insufficient_scope/i.test(response.headers.get("www-authenticate") ?? "");
 }
 
 /** `body`, failing with a `TIMEOUT` error when no chunk arrives for `ms` (a stalled upstream must not hold a fetch forever). */

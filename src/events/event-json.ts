@@ -36,6 +36,8 @@ interface Template {
   target: EventTarget;
   /** The caller's target itself when it was frozen (it cannot change): an event with this very object matches at once. */
   frozen: EventTarget | undefined;
+  /** Whether `target` was simple: only then may another target match it by its fields. */
+  simple: boolean;
   bytes: Uint8Array;
 }
 
@@ -78,18 +80,24 @@ export class EventLines {
   middle(action: EventAction, target: EventTarget, actor: string | undefined, source: EventSource): Uint8Array {
     const last = this.#kept[this.#lastHit];
     if (last !== undefined && last.frozen === target && last.action === action && last.actor === actor && last.source === source) return last.bytes;
-    const simple = isSimple(target);
-    if (simple) {
+    const simple = isSimple(target, !this.#includeReferences);
+    const frozen = Object.isFrozen(target);
+    if (simple || frozen) {
       const kept = this.#kept;
       const n = kept.length;
       for (let k = 0; k < n; k++) {
         const i = (this.#lastHit + k) % n;
         const t = kept[i]!;
-        if (t.action === action && t.actor === actor && t.source === source && sameSimple(t.target, target)) {
+        if (t.action !== action || t.actor !== actor || t.source !== source) continue;
+        if (t.frozen === target) {
+          this.#lastHit = i;
+          return t.bytes;
+        }
+        if (simple && t.simple && sameSimple(t.target, target)) {
           this.#lastHit = i;
           // A frozen target equal to the template's (a new one after its cache entry was made again) is the one
           // found by identity from now on; without this, every later event with it compared its fields.
-          if (t.frozen !== target && Object.isFrozen(target)) t.frozen = target;
+          if (frozen) t.frozen = target;
           return t.bytes;
         }
       }
@@ -101,11 +109,13 @@ export class EventLines {
     }
     const actorJson = actor === undefined ? "{}" : `{"name":${JSON.stringify(actor)}}`;
     const bytes = bytesOf(`,"action":${JSON.stringify(action)},"target":${JSON.stringify(json)},"actor":${actorJson},"source":${JSON.stringify(source)}`);
-    if (simple) {
+    // A frozen target that is not simple (a pull's, with its references) is found by identity only: the
+    // registry freezes its references too (pullTarget), so its JSON cannot change.
+    if (simple || frozen) {
       const copy: EventTarget = {};
       for (const field of SIMPLE_FIELDS) if (target[field] !== undefined) (copy as Record<string, unknown>)[field] = target[field];
       this.#lastHit = this.#next;
-      this.#kept[this.#next] = { action, actor, source, target: copy, frozen: Object.isFrozen(target) ? target : undefined, bytes };
+      this.#kept[this.#next] = { action, actor, source, target: copy, frozen: frozen ? target : undefined, simple, bytes };
       this.#next = (this.#next + 1) % KEPT;
     }
     return bytes;
@@ -126,11 +136,13 @@ export class EventLines {
 /**
  * Whether `target` has only fields of {@link SIMPLE_FIELDS}, in that order
  * (the order of the registry's targets), each a string or a number: then two
- * such targets with equal fields have the same JSON.
+ * such targets with equal fields have the same JSON. `references` does not
+ * count when the line leaves it out (`skipReferences`).
  */
-function isSimple(target: EventTarget): boolean {
+function isSimple(target: EventTarget, skipReferences: boolean): boolean {
   let j = 0;
   for (const key in target) {
+    if (skipReferences && key === "references") continue;
     while (j < SIMPLE_FIELDS.length && SIMPLE_FIELDS[j] !== key) j++;
     if (j === SIMPLE_FIELDS.length) return false;
     const value: unknown = target[SIMPLE_FIELDS[j]!];

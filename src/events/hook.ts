@@ -1,30 +1,48 @@
 /**
  * The `onEvent` option every service takes, and the one function that calls
  * it. A listener can never break or slow the request that caused an event: a
- * function listener runs in a later task, its exceptions and rejections go to
- * the log; a sink (`record`) is awaited, as a durable outbox must be, but its
- * failure is logged and the request still succeeds.
+ * function listener runs in a later task; a sink (`record`) gets its events
+ * through a bounded queue (sink-queue.ts), in order, off the request path.
+ * Only registry-kit's own outbox ({@link AWAITED}) is waited for, as a durable
+ * outbox must be. Every failure is logged (to the console when the service
+ * has no `log`, hook-log.ts), and the request still succeeds.
  *
  * @module
  */
 import type { LogHook } from "../http/log.js";
 import { timestampNow } from "./clock.js";
+import { emitterLog } from "./hook-log.js";
 import { nextId } from "./ids.js";
 import { requestRecord } from "./request.js";
+import { SinkQueue, type SinkQueueReports } from "./sink-queue.js";
 import type { EventActor, EventAction, EventSource, EventTarget, RegistryEvent } from "./model.js";
 
 /** A listener: called once per event, after the request; what it returns or throws is ignored (and logged). */
 export type EventListener = (event: RegistryEvent) => void | Promise<void>;
 
 /**
- * A sink the service waits for before answering: `record` resolves once the
- * event is safe (the outbox of `createNotifier` writes it to storage). A
- * rejection is logged; the request is answered anyway.
+ * A sink: `record` is called once per event, in the order the events
+ * happened, each call after the previous one settled, off the request path
+ * (a slow sink cannot slow a request). Events wait for it in a bounded queue;
+ * a sink more than 10,000 events behind loses the oldest waiting ones (logged
+ * as `event sink queue full: oldest events dropped`). A throw or rejection is
+ * logged (`event sink failed: the event is lost`). The notifier of
+ * `createNotifier` is the exception: the service waits for it, so that push,
+ * mount and delete are in its durable outbox before the client is answered.
  */
 export interface EventSink {
   /** Take one event. */
   record(event: RegistryEvent): Promise<void>;
 }
+
+/**
+ * Internal to registry-kit: marks a sink the service waits for before it
+ * answers (the notifier's outbox, whose write before the response is what
+ * makes an event durable). Any other sink is fed through a {@link SinkQueue}.
+ */
+export const AWAITED: unique symbol = Symbol("registry-kit.awaitedSink");
+
+const awaited = (sink: EventSink): boolean => (sink as { [AWAITED]?: unknown })[AWAITED] === true;
 
 /**
  * Internal to registry-kit: the method of a sink that writes an event straight
@@ -69,6 +87,8 @@ export interface EmitterOptions {
   log: LogHook;
   /** `source.addr` of every event. */
   sourceAddr?: string;
+  /** Events a queued sink may fall behind by (tests); default `SINK_QUEUE_LIMIT` (sink-queue.ts). */
+  sinkQueueLimit?: number;
 }
 
 /**
@@ -87,12 +107,15 @@ export function eventEmitter(options: EmitterOptions): Emit {
   if (hooks.length === 0) return NO_EVENTS;
   const source: EventSource = { instanceID: (instanceId ??= crypto.randomUUID()) };
   if (options.sourceAddr) source.addr = options.sourceAddr;
-  const log = options.log;
+  const log = emitterLog(options.log);
   const listeners = hooks.filter((hook): hook is EventListener => typeof hook === "function");
   const sinks = hooks.filter((hook): hook is EventSink => typeof hook !== "function");
+  const waitedFor = sinks.filter(awaited);
+  const reports = queueReports(log);
+  const queues = sinks.filter((sink) => !awaited(sink)).map((sink) => new SinkQueue((event) => sink.record(event), reports, options.sinkQueueLimit));
   const later = listeners.length > 0 ? laterQueue(listeners, log) : undefined;
-  if (listeners.length === 0 && sinks.every(takesParts)) {
-    const partsSinks = sinks as PartsSink[];
+  if (listeners.length === 0 && queues.length === 0 && waitedFor.every(takesParts)) {
+    const partsSinks = waitedFor as PartsSink[];
     if (partsSinks.length === 1) {
       const sink = partsSinks[0]!;
       return (request, parts) => recordParts(sink, parts, source, request, log);
@@ -110,10 +133,19 @@ export function eventEmitter(options: EmitterOptions): Emit {
       actor: parts.actor ? { name: parts.actor } : {},
       source,
     };
-    if (request) event.request = requestRecord(request);
+    if (request) event.request = requestRecord(request, parts.action);
     later?.(event);
-    if (sinks.length === 1) return record(sinks[0]!, event, log);
-    return sinks.length === 0 ? RECORDED : recordAll(sinks, event, log);
+    for (const queue of queues) queue.push(event);
+    if (waitedFor.length === 1) return record(waitedFor[0]!, event, log);
+    return waitedFor.length === 0 ? RECORDED : recordAll(waitedFor, event, log);
+  };
+}
+
+/** How the queues of queued sinks report to `log`. */
+function queueReports(log: LogHook): SinkQueueReports {
+  return {
+    failed: (action, eventId, error) => sinkFailed(log, action, eventId, error),
+    dropped: (dropped, limit) => log({ level: "error", msg: "event sink queue full: oldest events dropped", dropped, limit }),
   };
 }
 

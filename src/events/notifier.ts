@@ -21,12 +21,12 @@
 import { silent } from "../http/log.js";
 import { readAll } from "../util/streams.js";
 import { DeliveryError, post, resolveEndpoint, takes, type ResolvedEndpoint } from "./endpoint.js";
-import { RECORDED, RECORD_PARTS, type EventParts, type PartsSink } from "./hook.js";
+import { AWAITED, RECORDED, RECORD_PARTS, type EventParts, type PartsSink } from "./hook.js";
 import { Lease } from "./lease.js";
 import type { Notifier, NotifierOptions } from "./notifier-options.js";
 import { PassLoop } from "./pass-loop.js";
 import type { EventAction, EventSource, RegistryEvent } from "./model.js";
-import { requestParts } from "./request.js";
+import { eventRequestParts } from "./request.js";
 import { EventLines } from "./event-json.js";
 import { decodeLines, envelope, type LineRange, type ObjectLines } from "./outbox-format.js";
 import { PendingEvents } from "./pending-events.js";
@@ -193,7 +193,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
       const { action, target } = parts;
       const first = firstTaker(action, target.mediaType);
       if (first < 0) return RECORDED;
-      lines.addParts(buffered[first]!, action, target, parts.actor, source, request ? requestParts(request) : undefined);
+      lines.addParts(buffered[first]!, action, target, parts.actor, source, request ? eventRequestParts(request, action) : undefined);
       copyToOthers(first, action, target.mediaType);
       return buffer(action);
     } catch (error) {
@@ -358,9 +358,11 @@ export function createNotifier(options: NotifierOptions): Notifier {
   };
   const loop = new PassLoop(deliverOnce, idleWait, log);
 
-  const notifier: Notifier & PartsSink = {
+  const notifier: Notifier & PartsSink & { readonly [AWAITED]: true } = {
     record,
     [RECORD_PARTS]: recordParts,
+    // Push, mount and delete are written before the response: the service waits for this sink.
+    [AWAITED]: true,
     flush,
     deliverOnce,
     start: () => loop.start(),

@@ -8,7 +8,7 @@
  */
 import { headerPairs } from "../http/header-pairs.js";
 import { nextId } from "./ids.js";
-import type { EventRequest } from "./model.js";
+import type { EventAction, EventRequest } from "./model.js";
 
 /** Longest header value copied into an event (a hostile client could send huge ones). */
 const MAX_FIELD = 512;
@@ -115,9 +115,46 @@ export function requestParts(request: Request): RequestParts {
   return record;
 }
 
-/** The request record of `request`: id (the client's, else drawn), client address (behind a proxy), host, method, user agent. */
-export function requestRecord(request: Request): EventRequest {
-  const record = requestParts(request);
+/**
+ * Ids drawn for requests whose client sent no `X-Request-Id`, by request: a
+ * request that causes several events gives them one id, as Distribution does
+ * (a DELETE by digest also deletes its tags; a blob upload's last PUT can
+ * create the repository). Held weakly: an entry goes with its request.
+ */
+const drawnIds = new WeakMap<Request, string>();
+
+/**
+ * The id an event of `action` gives `request` when its client sent none: the
+ * one an earlier event of the same request got, else a new one, kept for the
+ * next. `undefined` for a pull: a pull is the only event of its request (a
+ * GET), so its id is drawn where it is written, and the hot path keeps no
+ * entry per pull.
+ */
+export function sharedRequestId(request: Request, action: EventAction): string | undefined {
+  if (action === "pull") return undefined;
+  let id = drawnIds.get(request);
+  if (id === undefined) {
+    id = nextId();
+    drawnIds.set(request, id);
+  }
+  return id;
+}
+
+/** {@link requestParts} for an event of `action`: its `id` the client's, else the request's {@link sharedRequestId} (none for a pull). */
+export function eventRequestParts(request: Request, action: EventAction): RequestParts {
+  const parts = requestParts(request);
+  if (parts.id === undefined) parts.id = sharedRequestId(request, action);
+  return parts;
+}
+
+/**
+ * The request record of `request`: id, client address (behind a proxy), host,
+ * method, user agent. The id is the client's (`X-Request-Id`), else the one
+ * the request's other events have ({@link sharedRequestId}; with `action`
+ * given), else a new one.
+ */
+export function requestRecord(request: Request, action?: EventAction): EventRequest {
+  const record = action === undefined ? requestParts(request) : eventRequestParts(request, action);
   record.id ??= nextId();
   return record as EventRequest;
 }

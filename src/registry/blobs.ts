@@ -14,6 +14,7 @@ import { digestHeaders, empty } from "./responses.js";
 import { exists } from "./storage-io.js";
 import { baseHeaders } from "../oci/wire.js";
 import { blobTarget, emitEvent } from "./events.js";
+import { checkedCommit, type PendingWrite } from "./policy/write-policy.js";
 
 function blobUnknown(digest: Digest): RegistryError {
   return new RegistryError("BLOB_UNKNOWN", "blob unknown to registry", 404, { digest: digest.value });
@@ -94,7 +95,9 @@ export async function headBlob(ctx: RegistryContext, name: string, digest: Diges
 export async function deleteBlob(ctx: RegistryContext, request: Request, name: string, digest: Digest): Promise<Response> {
   const link = layerLink(name, digest);
   if (!(await exists(ctx.storage, link))) throw blobUnknown(digest);
-  await ctx.storage.delete(link);
+  // Write policies are asked: an immutable tag's image must keep its blobs.
+  const write = async (): Promise<PendingWrite> => ({ action: "deleteBlob", repository: name, digest: digest.value, caller: ctx.callerOf(request) });
+  await checkedCommit(ctx.policy, ctx.storage, write, () => ctx.storage.delete(link));
   await emitEvent(ctx, request, "delete", () => ({ digest: digest.value, repository: name }));
   return empty(202, digestHeaders(digest.value));
 }

@@ -226,7 +226,7 @@ export { immutableTags } from "./policy/immutable-tags.js";
 export type { ImmutableTagPatterns, ImmutableTags } from "./policy/immutable-tags.js";
 export { quota } from "./policy/quota.js";
 export type { Quota, QuotaLimits, QuotaOptions, QuotaUsage } from "./policy/quota.js";
-export type { BlobCommit, ManifestDelete, ManifestPush, PendingWrite, PolicyRefusal, ReferencedBlob, RepositoryDelete, TagDelete, WritePolicy } from "./policy/write-policy.js";
+export type { BlobCommit, BlobDelete, ManifestDelete, ManifestPush, PendingWrite, PolicyRefusal, ReferencedBlob, RepositoryDelete, TagDelete, WritePolicy } from "./policy/write-policy.js";
 export { deleteRepository } from "./repository-delete.js";
 export type { IndexPlatform, LayerUrlRules, ManifestValidation } from "./manifest-validation.js";
 export type { RegistryLimits, RegistryOptions } from "./options.js";

@@ -19,7 +19,7 @@ import { absolute, digestHeaders, empty } from "./responses.js";
 import { eachKey, ensureRepository, exists, mapLimited, readJson, readSmall, readText, writeJson, writeText } from "./storage-io.js";
 import { CHECK_CONCURRENCY, checkReferences } from "./manifest-validation.js";
 import { HEADERS, baseHeaderList, baseHeaders } from "../oci/wire.js";
-import { emitEvent, emitOn, listening, manifestTarget, pullTarget, repositoryCreated, repositoryEmptied, whenRecorded } from "./events.js";
+import { emitEvent, emitOn, eventReferences, listening, manifestTarget, pullTarget, repositoryCreated, repositoryEmptied, storedReferences, whenRecorded } from "./events.js";
 import { checkedCommit, type ManifestPush, type PendingWrite } from "./policy/write-policy.js";
 import { forgetIfEmpty } from "./repository-delete.js";
 
@@ -95,12 +95,25 @@ function manifestHeaders({ digest, meta, cached }: Resolved): HeadersInit {
 export async function getManifest(ctx: RegistryContext, request: Request, name: string, reference: Reference): Promise<Response> {
   const resolved = await resolve(ctx, name, reference);
   const tag = reference.kind === "tag" ? reference.tag : undefined;
-  const recorded = listening(ctx) ? whenRecorded(emitOn(ctx, request, "pull", resolved.cached ? pullTarget(ctx, request, name, resolved.digest.value, resolved.cached, tag) : manifestTarget(ctx, request, name, resolved.digest.value, resolved.meta.mediaType, resolved.meta.size, tag))) : undefined;
+  const recorded = listening(ctx) ? whenRecorded(emitOn(ctx, request, "pull", resolved.cached ? pullTarget(ctx, request, name, resolved.digest.value, resolved.cached, tag) : await uncachedPullTarget(ctx, request, name, resolved, tag))) : undefined;
   if (recorded) await recorded;
   if (resolved.bytes) return inMemoryResponse(request, resolved.bytes, { status: 200, headers: manifestHeaders(resolved) });
   const body = await ctx.storage.read(blobData(resolved.digest));
   if (!body) throw manifestUnknown(reference);
   return new Response(body, { status: 200, headers: manifestHeaders(resolved) });
+}
+
+/**
+ * The pull target of a revision too large for the manifest cache: its bytes
+ * are read whole for the event's `references` (a manifest has a size limit)
+ * and kept in `resolved`, so the GET answers from them instead of reading
+ * the manifest a second time.
+ */
+async function uncachedPullTarget(ctx: RegistryContext, request: Request, name: string, resolved: Resolved, tag: string | undefined) {
+  const { digest, meta } = resolved;
+  resolved.bytes ??= await readSmall(ctx.storage, blobData(digest), Math.max(meta.size, ctx.manifestBytes));
+  const references = resolved.bytes === undefined ? undefined : storedReferences(ctx, resolved.bytes, meta.mediaType);
+  return manifestTarget(ctx, request, name, digest.value, meta.mediaType, meta.size, tag, references);
 }
 
 /** `HEAD /v2/<name>/manifests/<reference>`. */
@@ -137,10 +150,16 @@ export async function putManifest(ctx: RegistryContext, request: Request, url: U
 
   const tag = reference.kind === "tag" ? reference.tag : undefined;
   const push = () => describePush(ctx, request, name, digest, bytes.byteLength, manifest, tag);
-  const created = await checkedCommit(ctx.policy, ctx.storage, push, () => storeManifest(ctx, name, digest, bytes, manifest, tag));
+  // Checked again once the revision is stored: a GC that unlinked a blob meanwhile (or removed a child) either
+  // sees this revision in its next listing and keeps them, or this check sees them gone (docs/gc.md).
+  const confirm = () => checkReferences(ctx, name, manifest);
+  const created = await checkedCommit(ctx.policy, ctx.storage, push, () => storeManifest(ctx, name, digest, bytes, manifest, tag, confirm)).catch(async (error: unknown) => {
+    // A refused push leaves no repository without a manifest in the catalog (its blobs were let in before).
+    if (error instanceof RegistryError && error.code === "DENIED") await forgetIfEmpty(ctx.storage, name);
+    throw error;
+  });
   await repositoryCreated(ctx, request, name, created);
-  const references = [...manifest.blobs, ...manifest.manifests].map((d) => ({ mediaType: d.mediaType, digest: d.digest.value, size: d.size }));
-  await emitEvent(ctx, request, "push", () => manifestTarget(ctx, request, name, digest.value, manifest.mediaType, bytes.byteLength, tag, references));
+  await emitEvent(ctx, request, "push", () => manifestTarget(ctx, request, name, digest.value, manifest.mediaType, bytes.byteLength, tag, eventReferences(manifest)));
 
   const headers = digestHeaders(digest.value);
   headers.set("Location", absolute(request, `${ctx.v2}/${name}/manifests/${digest.value}`));
@@ -163,16 +182,25 @@ async function describePush(ctx: RegistryContext, request: Request, name: string
 /**
  * Store a checked manifest of `name`: its bytes under `digest`, its revision,
  * its `subject` in the referrers index, then `tag` when given. Used by a PUT
- * and by the pull-through cache. Resolves to whether this created the
+ * and by the pull-through cache. `confirm` runs once the revision is stored,
+ * before anything else: when it throws, a revision this call created is
+ * removed and the error propagates. Resolves to whether this created the
  * repository.
  */
-export async function storeManifest(ctx: RegistryContext, name: string, digest: Digest, bytes: Uint8Array, manifest: ParsedManifest, tag?: string): Promise<boolean> {
+export async function storeManifest(ctx: RegistryContext, name: string, digest: Digest, bytes: Uint8Array, manifest: ParsedManifest, tag?: string, confirm?: () => Promise<void>): Promise<boolean> {
+  const revision = manifestRevision(name, digest);
   // Bytes, then revision, then tag: each step is only visible once the one before it is done.
-  await ctx.storage.write(blobData(digest), bytes);
+  const [, before] = await Promise.all([ctx.storage.write(blobData(digest), bytes), confirm ? ctx.storage.stat(revision) : undefined]);
   const meta: ManifestMeta = { mediaType: manifest.mediaType, size: bytes.byteLength };
   if (manifest.artifactType !== undefined) meta.artifactType = manifest.artifactType;
   if (manifest.subject) meta.subject = manifest.subject.digest.value;
-  await writeJson(ctx.storage, manifestRevision(name, digest), meta);
+  await writeJson(ctx.storage, revision, meta);
+  try {
+    await confirm?.();
+  } catch (error) {
+    if (!before) await ctx.storage.delete(revision);
+    throw error;
+  }
   if (manifest.subject) {
     const entry: Record<string, unknown> = { mediaType: manifest.mediaType, digest: digest.value, size: bytes.byteLength };
     if (manifest.artifactType !== undefined) entry.artifactType = manifest.artifactType;

@@ -107,7 +107,10 @@ export interface RegistryOptions {
    * Receives an event per push, pull (manifest and blob GET), mount, delete,
    * upload started or cancelled and repository created (see docs/events.md).
    * A function is called after the request and can neither fail nor slow it;
-   * a sink (`record`, e.g. `createNotifier`) is awaited before the response.
+   * a sink (`record`) gets the events in order through a bounded queue, off
+   * the request path. Only `createNotifier`'s outbox is awaited before the
+   * response (it makes push, mount and delete durable). Without `log`,
+   * failures of listeners and sinks go to `console.error`.
    */
   onEvent?: EventHook;
   /**

@@ -24,6 +24,7 @@ import type { UploadState } from "./upload-state.js";
 import { HEADERS, setPair } from "../oci/wire.js";
 import { blobTarget, emitEvent, repositoryCreated } from "./events.js";
 import { checkedCommit, type PendingWrite } from "./policy/write-policy.js";
+import { forgetIfEmpty } from "./repository-delete.js";
 
 /** An upload whose `_state` verified and whose object exists. */
 interface Session {
@@ -139,8 +140,11 @@ async function commit(ctx: RegistryContext, request: Request, state: Pick<Upload
       await ctx.storage.write(layerLink(name, digest), new TextEncoder().encode(digest.value));
     });
   } catch (error) {
-    // A refused blob will not be taken later either: its upload goes.
-    if (error instanceof RegistryError && error.code === "DENIED") await removeSession(ctx.storage, owner, name, uuid);
+    // A refused blob will not be taken later either: its upload goes, and a repository it leaves without a manifest the catalog.
+    if (error instanceof RegistryError && error.code === "DENIED") {
+      await removeSession(ctx.storage, owner, name, uuid);
+      await forgetIfEmpty(ctx.storage, name);
+    }
     throw error;
   }
   await repositoryCreated(ctx, request, name, await ensureRepository(ctx.storage, name));
@@ -166,16 +170,11 @@ function blobCreated(ctx: RegistryContext, request: Request, name: string, diges
  * `?mount` without `from` starts a normal session, like Distribution 2.8.
  */
 export async function startUpload(ctx: RegistryContext, request: Request, url: URL, name: string, mount: MountRequest | undefined): Promise<Response> {
-  if (mount) {
-    const source = layerLink(mount.from, mount.digest);
-    if ((await exists(ctx.storage, source)) && (await exists(ctx.storage, blobData(mount.digest)))) {
-      const size = (await ctx.storage.stat(blobData(mount.digest)))?.size ?? 0;
-      const blob = async (): Promise<PendingWrite> => ({ action: "blob", repository: name, digest: mount.digest.value, size, caller: ctx.callerOf(request) });
-      await checkedCommit(ctx.policy, ctx.storage, blob, () => ctx.storage.write(layerLink(name, mount.digest), new TextEncoder().encode(mount.digest.value)));
-      await repositoryCreated(ctx, request, name, await ensureRepository(ctx.storage, name));
-      await emitEvent(ctx, request, "mount", () => blobTarget(ctx, request, name, mount.digest.value, size, mount.from));
-      return blobCreated(ctx, request, name, mount.digest);
-    }
+  const mounted = mount && (await mountBlob(ctx, request, name, mount));
+  if (mount && mounted !== undefined) {
+    await repositoryCreated(ctx, request, name, await ensureRepository(ctx.storage, name));
+    await emitEvent(ctx, request, "mount", () => blobTarget(ctx, request, name, mount.digest.value, mounted, mount.from));
+    return blobCreated(ctx, request, name, mount.digest);
   }
   const digestParam = url.searchParams.get("digest");
   const digest = digestParam === null ? undefined : parseDigest(digestParam);
@@ -208,6 +207,32 @@ export async function startUpload(ctx: RegistryContext, request: Request, url: U
     await removeSession(ctx.storage, owner, name, uuid).catch(() => {});
     throw error;
   }
+}
+
+/**
+ * Link a blob of `mount.from` into `name`, resolving to its size; `undefined`
+ * (nothing linked) when the source does not hold it. The source is checked again once the link is
+ * written: a garbage collection that unlinked it meanwhile either lists the
+ * new link before it deletes the bytes, or is seen here (docs/gc.md).
+ */
+async function mountBlob(ctx: RegistryContext, request: Request, name: string, mount: MountRequest): Promise<number | undefined> {
+  const source = layerLink(mount.from, mount.digest);
+  const held = async () => (await exists(ctx.storage, source)) && (await exists(ctx.storage, blobData(mount.digest)));
+  if (!(await held())) return undefined;
+  const size = (await ctx.storage.stat(blobData(mount.digest)))?.size ?? 0;
+  const blob = async (): Promise<PendingWrite> => ({ action: "blob", repository: name, digest: mount.digest.value, size, caller: ctx.callerOf(request) });
+  const target = layerLink(name, mount.digest);
+  const linked = await checkedCommit(ctx.policy, ctx.storage, blob, async () => {
+    const before = await exists(ctx.storage, target);
+    await ctx.storage.write(target, new TextEncoder().encode(mount.digest.value));
+    if (await held()) return true;
+    if (!before) await ctx.storage.delete(target);
+    return false;
+  }).catch(async (error: unknown) => {
+    if (error instanceof RegistryError && error.code === "DENIED") await forgetIfEmpty(ctx.storage, name);
+    throw error;
+  });
+  return linked ? size : undefined;
 }
 
 const CONTENT_RANGE = /^(?:bytes )?(\d+)-(\d+)(?:\/(?:\d+|\*))?$/;

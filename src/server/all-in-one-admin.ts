@@ -52,6 +52,8 @@ export function adminRoute(options: AdminRouteOptions): Route {
   const repositories = `${options.prefix}/repositories/`;
   return {
     matches: (path) => path === quotas || path === `${quotas}/` || path.startsWith(repositories),
+    // A repository delete changes repositories: read-only mode refuses it (all-in-one-routes.ts).
+    changes: (request) => request.method.toUpperCase() === "DELETE" && new URL(request.url).pathname.startsWith(repositories),
     handler: async (request) => {
       const url = new URL(request.url);
       const method = request.method.toUpperCase();

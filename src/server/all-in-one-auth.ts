@@ -76,7 +76,7 @@ export async function registryAuthorizer(
 ): Promise<{ authorize?: Authorizer; info: AllInOneInfo["auth"] }> {
   if (config.htpasswd) {
     const { realm, path } = config.htpasswd;
-    const authorize = createBasicAuthorizer({ realm, check: htpasswdCredentials({ path }), log });
+    const authorize = createBasicAuthorizer({ realm, check: htpasswdCredentials({ path, log }), log });
     return { authorize, info: { mode: "htpasswd", realm, path } };
   }
   if (!config.auth) return { info: { mode: "none" } };

@@ -11,7 +11,7 @@ import { createHmac, randomBytes } from "node:crypto";
 import { bindingClaims, defaultPolicy, signJwt, type Access, type KeyProvider, type Principal } from "../auth/index.js";
 import { tagDetails } from "../registry/index.js";
 import type { StorageDriver } from "../storage/driver.js";
-import { createUi } from "../ui/index.js";
+import { createUi, storageEndedSessions } from "../ui/index.js";
 import { storeCredentialCheck, type ScryptParams, type UserStore } from "../users/index.js";
 import { managementAudience } from "./all-in-one-auth.js";
 import { pathRoute, type Route } from "./all-in-one-routes.js";
@@ -67,6 +67,8 @@ export function uiRoute(prefix: string, parts: UiParts): Route {
     tags: (name) => tagDetails(parts.storage, name, { limit: 500 }),
     tagDelete: config.deleteEnabled,
     sessionSecret: createHmac("sha256", parts.uploadSecret).update("registry-kit ui session v1").digest(),
+    // In the registry's storage (`_ui/`), so a sign-out holds for every process serving it.
+    endedSessions: storageEndedSessions(parts.storage),
     ...(config.http.publicUrl ? { registryHost: new URL(config.http.publicUrl).host } : {}),
   });
   return pathRoute(prefix, handler, true);

@@ -28,7 +28,7 @@
  */
 import { createNotifier, type Notifier } from "../events/index.js";
 import { nodeWebhookPost } from "../events/webhook-post.node.js";
-import { silent } from "../http/log.js";
+import { silent, type LogHook } from "../http/log.js";
 import { instrumentHandler } from "../http/metrics.js";
 import { createRegistry } from "../registry/index.js";
 import type { StorageDriver } from "../storage/driver.js";
@@ -100,7 +100,7 @@ export async function createAllInOne(given: AllInOneConfig, options: AllInOneOpt
     log,
     ...(prefix ? { basePath: prefix } : {}),
     ...(metrics ? { metrics } : {}),
-    ...(config.proxy ? { pullThrough: pullThroughOf(config.proxy) } : {}),
+    ...(config.proxy ? { pullThrough: pullThroughOf(config.proxy, log) } : {}),
     ...(hooks.length > 0 ? { onEvent: hooks } : {}),
     ...(policies.all.length > 0 ? { policies: policies.all } : {}),
   });
@@ -122,7 +122,7 @@ export async function createAllInOne(given: AllInOneConfig, options: AllInOneOpt
       routes.push(measured(uiRoute(config.ui.prefix, { config, storage, users, keys: token.keys, registry, usersHandler: usersApi.handler, uploadSecret: uploadSecret.value, scrypt: options.scrypt }), "ui"));
     }
   }
-  const handler = observed.gate(routeHandler(routes, config.http.headers));
+  const handler = observed.gate(routeHandler(routes, config.http.headers, { readOnly: config.readOnly ?? false, ...(config.http.hsts ? { hsts: config.http.hsts } : {}) }));
 
   // Started last, so that a failed start-up leaves no timer behind.
   const jobs = startJobs(storage, config, log);
@@ -186,11 +186,11 @@ function storageLine(config: AllInOneConfig, described: string, storage: Storage
 }
 
 /** The configured upstreams as `createRegistry`'s pull-through options, each over HTTP. */
-function pullThroughOf(upstreams: readonly ProxyUpstreamConfig[]): PullThroughOptions {
+function pullThroughOf(upstreams: readonly ProxyUpstreamConfig[], log: LogHook): PullThroughOptions {
   return {
     upstreams: upstreams.map((u) => ({
       prefix: u.prefix,
-      upstream: registryUpstream({ url: u.url, ...(u.credentials ? { credentials: u.credentials } : {}) }),
+      upstream: registryUpstream({ url: u.url, log, ...(u.credentials ? { credentials: u.credentials } : {}), ...(u.realms ? { realms: u.realms } : {}) }),
       ttlSeconds: u.ttlSeconds,
       allowPush: u.allowPush,
     })),

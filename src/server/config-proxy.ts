@@ -2,14 +2,15 @@
  * The pull-through cache of `registry-kit serve`: Distribution's `proxy`
  * section (`remoteurl`, `username`, `password`, `ttl`: every repository is
  * proxied, as Distribution does) or registry-kit's `registrykit.proxy.upstreams`
- * (a list of `{ prefix, remoteurl, username, password, ttl, allowpush }`, several
+ * (a list of `{ prefix, remoteurl, username, password, ttl, allowpush, realms }`, several
  * upstreams beside local repositories). Not both. `ttl` is how long a cached
- * tag is served before one `HEAD` confirms it (docs/proxy.md).
+ * tag is served before one `HEAD` confirms it; `realms` the token realms
+ * beside the upstream's own origin that may receive its credentials (docs/proxy.md).
  *
  * @module
  */
 import type { ConfigReader } from "./config-reader.js";
-import { bool, ConfigError, duration, httpUrl, str } from "./config-values.js";
+import { bool, ConfigError, duration, httpUrl, str, stringList } from "./config-values.js";
 
 /** One upstream of the all-in-one server. */
 export interface ProxyUpstreamConfig {
@@ -28,6 +29,8 @@ export interface ProxyUpstreamConfig {
   ttlSeconds: number;
   /** Pushes allowed under the prefix. */
   allowPush: boolean;
+  /** Token realms besides the upstream's origin that may receive the credentials (`realms`). */
+  realms?: string[];
 }
 
 const DEFAULT_TTL_SECONDS = 300;
@@ -52,7 +55,7 @@ export function resolveProxy({ get, opt, named }: ConfigReader): ProxyUpstreamCo
     if (item === null || typeof item !== "object" || Array.isArray(item)) throw new ConfigError(base, "expected a map");
     const entry = item as Record<string, unknown>;
     for (const key of Object.keys(entry)) {
-      if (!["prefix", "remoteurl", "username", "password", "ttl", "allowpush"].includes(key)) throw new ConfigError(`${base}.${key}`, "unknown key");
+      if (!["prefix", "remoteurl", "username", "password", "ttl", "allowpush", "realms"].includes(key)) throw new ConfigError(`${base}.${key}`, "unknown key");
     }
     const read = <T>(key: string, parse: (key: string, value: unknown) => T): T | undefined => (entry[key] === undefined ? undefined : parse(`${base}.${key}`, entry[key]));
     const prefix = typeof entry.prefix === "string" ? entry.prefix : undefined;
@@ -73,11 +76,13 @@ function upstream(
   const password = read("password", str);
   if ((username === undefined) !== (password === undefined)) throw new ConfigError(named(`${base}.${username === undefined ? "username" : "password"}`), "username and password go together");
   const ttlMs = read("ttl", duration);
+  const realms = read("realms", (key, value) => stringList(key, value).map((realm, i) => httpUrl(`${key}[${i}]`, realm)));
   return {
     prefix,
     url,
     ...(username !== undefined && password !== undefined ? { credentials: { username, password } } : {}),
     ttlSeconds: ttlMs === undefined ? DEFAULT_TTL_SECONDS : ttlMs / 1000,
     allowPush: read("allowpush", bool) ?? false,
+    ...(realms !== undefined ? { realms } : {}),
   };
 }

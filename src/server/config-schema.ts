@@ -4,7 +4,7 @@
  * `ignored`: a Distribution key registry-kit does not implement; start-up
  * warns and goes on. `refused`: a Distribution key whose silent omission
  * would weaken security or change behaviour (storage drivers
- * other than filesystem, inmemory and s3); start-up stops. Keys not listed
+ * other than filesystem, inmemory, s3 and azure); start-up stops. Keys not listed
  * at all are warned as unknown, except at the top level and directly under
  * `storage` ({@link CLOSED_LEVELS}): there a misspelt section or driver name
  * would silently change where data goes or who may write, so it stops start-up.
@@ -80,7 +80,22 @@ export const SCHEMA: KeySpec = {
       multipartcopythresholdsize: "ignored",
       credentialsconfigpath: "ignored",
     },
-    azure: "refused",
+    azure: {
+      accountname: "ok",
+      accountkey: "ok",
+      container: "ok",
+      realm: "ok",
+      serviceurl: "ok",
+      rootdirectory: "ok",
+      maxretries: "ok",
+      // Checked by value in config-storage-azure.ts: only shared_key.
+      credentials: { type: "ok", clientid: "ok", tenantid: "ok", secret: "ok" },
+      retrytrydelay: "ignored",
+      retrydelay: "ignored",
+      skipverify: "ignored",
+      copy_status_poll_max_retry: "ignored",
+      copy_status_poll_delay: "ignored",
+    },
     gcs: "refused",
     swift: "refused",
     oss: "refused",
@@ -111,7 +126,7 @@ export const SCHEMA: KeySpec = {
     http: "ok",
     tcp: "ok",
   },
-  proxy: { remoteurl: "ok", username: "ok", password: "ok", ttl: "ok", exec: "refused" },
+  proxy: { remoteurl: "ok", username: "ok", password: "ok", ttl: "ok", realms: "ok", exec: "refused" },
   validation: {
     enabled: "ok",
     disabled: "ok",
@@ -122,6 +137,7 @@ export const SCHEMA: KeySpec = {
   registrykit: {
     keydirectory: "ok",
     trustproxy: "ok",
+    hsts: "ok",
     tokenservice: {
       enabled: "ok",
       path: "ok",

@@ -1,12 +1,13 @@
 /**
- * The `storage` section: exactly one driver, `filesystem`, `inmemory` or
- * `s3` (with Distribution's key names), beside the driver-independent
+ * The `storage` section: exactly one driver, `filesystem`, `inmemory`,
+ * `s3` or `azure` (`config-storage-azure.ts`; Distribution's key names), beside the driver-independent
  * options (`delete`, `maintenance`, ...) that other sections read.
  *
  * @module
  */
 import { isMap, STORAGE_OPTIONS } from "./config-env.js";
 import type { ConfigReader } from "./config-reader.js";
+import { resolveAzure } from "./config-storage-azure.js";
 import type { AllInOneConfig, S3StorageConfig } from "./config-types.js";
 import { bool, ConfigError, positiveInt, str } from "./config-values.js";
 
@@ -14,7 +15,7 @@ import { bool, ConfigError, positiveInt, str } from "./config-values.js";
 export function resolveStorage(reader: ConfigReader): AllInOneConfig["storage"] {
   const { named } = reader;
   const storage = reader.doc.storage;
-  if (storage === undefined || storage === null) throw new ConfigError("storage", "a storage driver is required (filesystem, s3 or inmemory)");
+  if (storage === undefined || storage === null) throw new ConfigError("storage", "a storage driver is required (filesystem, s3, azure or inmemory)");
   if (!isMap(storage)) throw new ConfigError(named("storage"), "expected a map");
   const drivers = Object.keys(storage).filter((k) => !STORAGE_OPTIONS.has(k));
   if (drivers.length !== 1) {
@@ -23,6 +24,7 @@ export function resolveStorage(reader: ConfigReader): AllInOneConfig["storage"] 
   }
   if (drivers[0] === "inmemory") return { driver: "inmemory" };
   if (drivers[0] === "s3") return resolveS3(reader);
+  if (drivers[0] === "azure") return resolveAzure(reader);
   const fsParams = storage.filesystem;
   const root = isMap(fsParams) ? fsParams.rootdirectory : undefined;
   // registry-kit's own key (Distribution's filesystem driver ignores it): see fsStorage's statOnEventLoop.

@@ -104,6 +104,29 @@ export interface S3StorageConfig {
   allowHttp: boolean;
 }
 
+/**
+ * `storage.azure`: a container of an Azure storage account (or Azurite),
+ * mapped onto `azureStorage()` options (docs/storage-azure.md).
+ */
+export interface AzureStorageConfig {
+  /** Which storage section this is. */
+  driver: "azure";
+  /** `accountname`. */
+  accountName: string;
+  /** `accountkey` (base64). */
+  accountKey: string;
+  /** `container`: it must exist. */
+  container: string;
+  /** `realm`: the domain of the default service URL (`core.windows.net`). */
+  realm?: string;
+  /** `serviceurl`: the blob service URL, e.g. Azurite's `http://127.0.0.1:10000/devstoreaccount1`. */
+  serviceURL?: string;
+  /** Blob name prefix inside the container, without leading or trailing slashes. */
+  rootDirectory?: string;
+  /** `maxretries`: retries of a failed request. */
+  maxRetries?: number;
+}
+
 /** The web page's part of the configuration (`registrykit.ui`). */
 export interface UiConfig {
   /** Where the page answers, e.g. `/ui`. */
@@ -148,6 +171,8 @@ export interface AllInOneConfig {
     secret?: string;
     /** `http.headers`: extra headers on every response, as name/value pairs. */
     headers: [string, string][];
+    /** `registrykit.hsts`: the `Strict-Transport-Security` of https responses (default one year with `tls`); absent: none. */
+    hsts?: string;
     /** Milliseconds in-flight requests get at shutdown. */
     drainTimeout: number;
     /** Trust `X-Forwarded-Proto`/`-Host`. */
@@ -165,7 +190,8 @@ export interface AllInOneConfig {
   health?: HealthConfig;
   /**
    * Where blobs and manifests live: `storage.filesystem` (files under
-   * `rootDirectory`), `storage.inmemory` (lost at exit) or `storage.s3`.
+   * `rootDirectory`), `storage.inmemory` (lost at exit), `storage.s3` or
+   * `storage.azure`.
    */
   storage:
     | {
@@ -180,11 +206,12 @@ export interface AllInOneConfig {
         /** `storage.inmemory`. */
         driver: "inmemory";
       }
-    | S3StorageConfig;
+    | S3StorageConfig
+    | AzureStorageConfig;
   /** `storage.delete.enabled`: whether DELETE of manifests and blobs is allowed. */
   deleteEnabled: boolean;
   /**
-   * Blob GETs answer 307 to a presigned URL when the driver can give one (S3);
+   * Blob GETs answer 307 to a presigned URL when the driver can give one (S3, Azure);
    * `storage.redirect.disable: true` turns it off. Default on, as in Distribution.
    */
   redirect: boolean;

@@ -34,7 +34,7 @@ export type { NotificationsConfig } from "./config-notifications.js";
 export type { GcScheduleConfig, PolicyConfig } from "./config-policy.js";
 
 export type {
-  AllInOneConfig, HtpasswdAuthConfig, HttpTlsConfig, ResolveInput, Resolved, S3StorageConfig, TokenAuthConfig, TokenServiceConfig, UiConfig, UsersConfig,
+  AllInOneConfig, AzureStorageConfig, HtpasswdAuthConfig, HttpTlsConfig, ResolveInput, Resolved, S3StorageConfig, TokenAuthConfig, TokenServiceConfig, UiConfig, UsersConfig,
 } from "./config-types.js";
 
 export { DEFAULT_SERVICE } from "./config-auth.js";

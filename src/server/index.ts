@@ -31,7 +31,8 @@ export { createAllInOne, managementAudience } from "./all-in-one.js";
 export type { AllInOne, AllInOneInfo, AllInOneOptions } from "./all-in-one.js";
 export { ConfigError, parseConfigText, resolveConfig } from "./config.js";
 export type {
-  AllInOneConfig, CliLogLevel, GcScheduleConfig, HtpasswdAuthConfig, HttpTlsConfig, PolicyConfig, ProxyUpstreamConfig, ResolveInput, Resolved, S3StorageConfig,
+  AllInOneConfig, AzureStorageConfig, CliLogLevel, GcScheduleConfig, HtpasswdAuthConfig, HttpTlsConfig, PolicyConfig, ProxyUpstreamConfig, ResolveInput, Resolved,
+  S3StorageConfig,
   TokenAuthConfig, TokenServiceConfig, UiConfig, UploadsConfig,
   UsersConfig, VerifyScheduleConfig,
 } from "./config.js";

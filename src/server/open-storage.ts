@@ -5,6 +5,7 @@
  * @module
  */
 import type { StorageDriver } from "../storage/driver.js";
+import { azureStorage } from "../storage/azure/index.js";
 import { fsStorage } from "../storage/fs/index.js";
 import { memoryStorage } from "../storage/memory/index.js";
 import { s3Storage } from "../storage/s3/index.js";
@@ -17,6 +18,18 @@ export function openStorage(config: Pick<AllInOneConfig, "storage">): StorageDri
     return fsStorage({ root: storage.rootDirectory, ...(storage.statOnEventLoop !== undefined ? { statOnEventLoop: storage.statOnEventLoop } : {}) });
   }
   if (storage.driver === "inmemory") return memoryStorage();
+  if (storage.driver === "azure") {
+    return azureStorage({
+      accountName: storage.accountName,
+      accountKey: storage.accountKey,
+      container: storage.container,
+      ...(storage.realm !== undefined ? { realm: storage.realm } : {}),
+      // A service URL written out in the file is the operator's choice, plain http included (an emulator).
+      ...(storage.serviceURL !== undefined ? { serviceURL: storage.serviceURL, allowHttp: true } : {}),
+      ...(storage.rootDirectory !== undefined ? { rootDirectory: storage.rootDirectory } : {}),
+      ...(storage.maxRetries !== undefined ? { maxRetries: storage.maxRetries } : {}),
+    });
+  }
   return s3Storage({
     bucket: storage.bucket,
     region: storage.region,
@@ -35,6 +48,10 @@ export function openStorage(config: Pick<AllInOneConfig, "storage">): StorageDri
 export function describeStorage(storage: AllInOneConfig["storage"]): string {
   if (storage.driver === "filesystem") return `filesystem ${storage.rootDirectory}`;
   if (storage.driver === "inmemory") return "memory";
+  if (storage.driver === "azure") {
+    const service = storage.serviceURL ?? `https://${storage.accountName}.blob.${storage.realm ?? "core.windows.net"}`;
+    return `azure container ${storage.container} at ${service}${storage.rootDirectory ? `, prefix ${storage.rootDirectory}/` : ""}`;
+  }
   const endpoint = storage.endpoint ?? `https://s3.${storage.region}.amazonaws.com`;
   return `s3 bucket ${storage.bucket} at ${endpoint}${storage.rootDirectory ? `, prefix ${storage.rootDirectory}/` : ""}`;
 }

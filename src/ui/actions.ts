@@ -1,12 +1,14 @@
 /**
  * The page's writes: each a POST of a form carrying the session's CSRF token,
- * answered by a redirect (303) to the page to show next with a message. The
- * services decide whether the user may; the page only relays their answer.
+ * answered by a redirect (303) to the page to show next with a fixed notice
+ * code (notices.ts) and, after a refusal, the service's status. The services
+ * decide whether the user may; the page only relays their answer.
  *
  * @module
  */
 import type { Principal } from "../auth/access.js";
-import { deleteTag, usersCall, type UiBackend } from "./backend.js";
+import { deleteTag, usersCall, type JsonAnswer, type UiBackend } from "./backend.js";
+import type { NoticeCode } from "./notices.js";
 
 /** The outcome of an action: where to go, and what to say there. */
 export interface ActionResult {
@@ -14,17 +16,15 @@ export interface ActionResult {
   page: string;
   /** Its query. */
   query?: Record<string, string>;
-  /** The message. */
-  message: string;
-  /** Whether it failed. */
-  error: boolean;
+  /** The notice to show there. */
+  notice: NoticeCode;
+  /** The service's status, when it refused. */
+  status?: number;
 }
 
-/** The services' error message, or a generic one. */
-function failure(answer: { status: number; json: unknown }, what: string): string {
-  const body = answer.json as { errors?: { message?: string; detail?: unknown }[] } | undefined;
-  const message = body?.errors?.[0]?.message;
-  return `${what} failed (${answer.status}${message ? `: ${message}` : ""})`;
+/** The outcome of a call that succeeded when `ok`: `done`, or `failed` with the service's status. */
+function outcome(answer: JsonAnswer<unknown>, ok: boolean, page: string, done: NoticeCode, failed: NoticeCode): ActionResult {
+  return ok ? { page, notice: done } : { page, notice: failed, status: answer.status };
 }
 
 /** Run the action at `path` (below the prefix) with the posted `form`. Undefined for an unknown path. */
@@ -34,30 +34,24 @@ export async function runAction(backend: UiBackend, principal: Principal, path: 
   switch (path) {
     case "delete-tag": {
       const name = field("name");
-      const tag = field("tag");
-      const answer = await deleteTag(backend, principal, name, tag);
-      const ok = answer.status === 202;
-      return { page: "repository", query: { name }, message: ok ? `Tag ${tag} deleted.` : failure(answer, `Deleting tag ${tag}`), error: !ok };
+      const answer = await deleteTag(backend, principal, name, field("tag"));
+      return { ...outcome(answer, answer.status === 202, "repository", "tag-deleted", "tag-delete-failed"), query: { name } };
     }
     case "users/create": {
       const answer = await usersCall(backend, principal, "POST", "", { username: field("username"), email: field("email"), password: field("password") });
-      const ok = answer.status === 201;
-      return { page: "users", message: ok ? `User ${field("username")} created.` : failure(answer, "Creating the user"), error: !ok };
+      return outcome(answer, answer.status === 201, "users", "user-created", "user-create-failed");
     }
     case "users/password": {
       const answer = await usersCall(backend, principal, "PUT", `/${id}/password`, { new_password: field("password") });
-      const ok = answer.status === 200 || answer.status === 204;
-      return { page: "users", message: ok ? "Password reset." : failure(answer, "Resetting the password"), error: !ok };
+      return outcome(answer, answer.status === 200 || answer.status === 204, "users", "password-reset", "password-reset-failed");
     }
     case "users/admin": {
       const answer = await usersCall(backend, principal, "PUT", `/${id}/sysadmin`, { sysadmin_flag: field("admin") === "true" });
-      const ok = answer.status === 200;
-      return { page: "users", message: ok ? "Administrator role changed." : failure(answer, "Changing the administrator role"), error: !ok };
+      return outcome(answer, answer.status === 200, "users", "admin-changed", "admin-change-failed");
     }
     case "users/delete": {
       const answer = await usersCall(backend, principal, "DELETE", `/${id}`);
-      const ok = answer.status === 200 || answer.status === 204;
-      return { page: "users", message: ok ? "User deleted." : failure(answer, "Deleting the user"), error: !ok };
+      return outcome(answer, answer.status === 200 || answer.status === 204, "users", "user-deleted", "user-delete-failed");
     }
     default:
       return undefined;

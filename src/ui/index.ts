@@ -24,10 +24,14 @@
  */
 import type { CredentialCheck, Principal } from "../auth/access.js";
 import { bindingClaims, matchesBinding } from "../auth/binding.js";
+import { utf8 } from "../util/bytes.js";
 import { readAll } from "../util/streams.js";
 import { runAction } from "./actions.js";
 import { CSS, JS } from "./assets.js";
 import type { UiBackend } from "./backend.js";
+import { cursorSealer } from "./cursor.js";
+import { memoryEndedSessions, type EndedSessions } from "./ended-sessions.js";
+import { noticeOf } from "./notices.js";
 import { html, type Html } from "./html.js";
 import { layout, link, signInPage, type Frame } from "./pages.js";
 import { newSessionId, sessionSigner, type Session } from "./session.js";
@@ -35,6 +39,7 @@ import { imageView, repositoriesView, repositoryView, usersView, ViewError, type
 
 export type { UiBackend, UiUsersApi } from "./backend.js";
 export type { TagLister } from "./views.js";
+export { memoryEndedSessions, storageEndedSessions, type EndedSessions } from "./ended-sessions.js";
 
 /** Options of {@link createUi}. */
 export interface UiOptions extends UiBackend {
@@ -55,6 +60,13 @@ export interface UiOptions extends UiBackend {
   sessionSecret: Uint8Array | string;
   /** How long a sign-in lasts, in seconds. Default 8 hours. */
   sessionSeconds?: number;
+  /**
+   * Where signed-out sessions are remembered until they expire, so that a
+   * copy of the cookie stops working at once. Default: this process's memory
+   * ({@link memoryEndedSessions}); processes sharing one storage share
+   * {@link storageEndedSessions} over it.
+   */
+  endedSessions?: EndedSessions;
   /** Offer tag deletion (to users the policy lets delete). Default true; set false when the registry's deletes are off. */
   tagDelete?: boolean;
   /** The registry's host in the pull commands shown, e.g. `registry.example.com`. Default: the request's host. */
@@ -75,6 +87,8 @@ const SECURITY_HEADERS: Record<string, string> = {
 export function createUi(options: UiOptions): (request: Request) => Promise<Response> {
   const prefix = (options.prefix ?? "/ui").replace(/\/+$/, "");
   const signer = sessionSigner(options.sessionSecret);
+  const cursors = cursorSealer(typeof options.sessionSecret === "string" ? utf8(options.sessionSecret) : options.sessionSecret);
+  const endedSessions = options.endedSessions ?? memoryEndedSessions();
   const lifetime = options.sessionSeconds ?? 8 * 3600;
   return async (request) => {
     const url = new URL(request.url);
@@ -84,8 +98,9 @@ export function createUi(options: UiOptions): (request: Request) => Promise<Resp
     if (path === "assets/app.js") return asset(JS, "text/javascript; charset=utf-8");
     const session = await current(await signer.open(cookie(request, COOKIE)));
     const frame: Frame = { prefix, ...(session ? { user: { name: session.name, admin: session.admin }, csrf: await signer.csrfToken(session) } : {}) };
-    const notice = url.searchParams.get("msg");
-    if (notice) frame.notice = { text: notice.slice(0, 300), error: url.searchParams.get("err") === "1" };
+    // Only fixed texts, by code: a link from anyone else cannot put words on the page.
+    const notice = noticeOf(url.searchParams.get("msg"), url.searchParams.get("status"));
+    if (notice) frame.notice = notice;
     try {
       if (request.method === "POST") return await post(request, url, path, session, frame);
       if (request.method !== "GET" && request.method !== "HEAD") return page(405, "Method not allowed", html`<p>Method not allowed.</p>`, frame, { allow: "GET, HEAD, POST" });
@@ -93,7 +108,10 @@ export function createUi(options: UiOptions): (request: Request) => Promise<Resp
       if (!session) return redirect(link(frame, "sign-in", { next: url.pathname + url.search }));
       const principal = principalOf(session);
       const q = (name: string) => url.searchParams.get(name) ?? "";
-      if (path === "" ) return page(200, "Repositories", await repositoriesView(options, frame, principal, q("q"), q("last") || undefined), frame);
+      if (path === "") {
+        const after = q("after") ? await cursors.open(q("after")) : undefined;
+        return page(200, "Repositories", await repositoriesView(options, frame, principal, q("q"), after, cursors.seal), frame);
+      }
       if (path === "repository") {
         return page(200, q("name"), await repositoryView(options, frame, principal, q("name"), q("sort"), options.tags, options.tagDelete ?? true), frame);
       }
@@ -110,9 +128,10 @@ export function createUi(options: UiOptions): (request: Request) => Promise<Resp
     }
   };
 
-  /** The session as the user store sees it now, or undefined when it no longer holds. */
+  /** The session as the user store sees it now, or undefined when it no longer holds (or was signed out). */
   async function current(session: Session | undefined): Promise<Session | undefined> {
-    if (!session || !options.currentUser) return session;
+    if (!session || (await endedSessions.ended(session.id, session.expires))) return undefined;
+    if (!options.currentUser) return session;
     const user = await options.currentUser(session.name);
     if (!user || !matchesBinding({ ...bindingClaims(principalOf(session)) }, user)) return undefined;
     return { ...session, admin: user.admin };
@@ -130,10 +149,14 @@ export function createUi(options: UiOptions): (request: Request) => Promise<Resp
     const form = new URLSearchParams(new TextDecoder().decode(body));
     if (path === "sign-in") return signIn(url, form, frame);
     if (!session || !(await signer.checkCsrf(session, form.get("csrf")))) return page(403, "Forbidden", html`<p>Your session expired or the form is stale; sign in again.</p>`, frame);
-    if (path === "sign-out") return redirect(link(frame, "sign-in", { msg: "Signed out." }), clearCookie(url));
+    if (path === "sign-out") {
+      // Ended here, not only in this browser: a copy of the cookie stops working too.
+      await endedSessions.end(session.id, session.expires);
+      return redirect(link(frame, "sign-in", { msg: "signed-out" }), clearCookie(url));
+    }
     const result = await runAction(options, principalOf(session), path, form);
     if (!result) return page(404, "Not found", html`<p>Not found.</p>`, frame);
-    return redirect(link(frame, result.page, { ...result.query, msg: result.message, ...(result.error ? { err: "1" } : {}) }));
+    return redirect(link(frame, result.page, { ...result.query, msg: result.notice, ...(result.status !== undefined ? { status: String(result.status) } : {}) }));
   }
 
   async function signIn(url: URL, form: URLSearchParams, frame: Frame): Promise<Response> {

@@ -17,7 +17,7 @@ export interface Frame {
   user?: { name: string; admin: boolean };
   /** The CSRF token for the page's forms. */
   csrf?: string;
-  /** A message from the last action. */
+  /** The notice of the last action (a fixed text: notices.ts). */
   notice?: { text: string; error: boolean };
 }
 
@@ -54,13 +54,13 @@ export function signInPage(frame: Frame, next: string | undefined): Html {
 <p><button type="submit">Sign in</button></p></form>`;
 }
 
-/** The repositories the user may pull, with search and paging. */
+/** The repositories the user may pull, with search and paging (`next`: the sealed cursor of the next page). */
 export function repositoriesPage(frame: Frame, names: string[], query: string, next: string | undefined): Html {
   const rows = names.map((name) => html`<tr><td><a href="${link(frame, "repository", { name })}">${name}</a></td></tr>`);
   return html`<h1>Repositories</h1><form method="get" action="${link(frame, "")}" role="search">
 <label for="q">Search repositories</label><input id="q" name="q" value="${query}"> <button type="submit">Search</button></form>
 ${names.length ? html`<table><caption class="muted">Repositories you may pull</caption><thead><tr><th scope="col">Name</th></tr></thead><tbody>${rows}</tbody></table>` : html`<p>No repositories${query ? " match" : " yet"}.</p>`}
-${next ? html`<p><a href="${link(frame, "", { q: query, last: next })}">Next page</a></p>` : ""}`;
+${next ? html`<p><a href="${link(frame, "", { q: query, after: next })}">Next page</a></p>` : ""}`;
 }
 
 /** A tag row of the repository page. */

@@ -23,19 +23,26 @@ export class ViewError extends Error {
 const PAGE = 50;
 const SCAN_LIMIT = 5000;
 
-/** The repositories `principal` may pull, `q` a case-insensitive substring, after `last`. */
-export async function repositoriesView(backend: UiBackend, frame: Frame, principal: Principal, q: string, last: string | undefined): Promise<Html> {
+/**
+ * The repositories `principal` may pull, `q` a case-insensitive substring,
+ * after the catalog name `after`. The "next" link carries the last name
+ * scanned sealed by `seal` (cursor.ts), never in the clear: it may be a name
+ * the viewer may not see.
+ */
+export async function repositoriesView(
+  backend: UiBackend, frame: Frame, principal: Principal, q: string, after: string | undefined, seal: (name: string) => Promise<string>,
+): Promise<Html> {
   const shown: string[] = [];
-  let after = last;
+  let scannedTo = after;
   let scanned = 0;
   let more = true;
   const needle = q.toLowerCase();
   while (shown.length < PAGE && more && scanned < SCAN_LIMIT) {
-    const page = await catalogPage(backend, after, 500);
+    const page = await catalogPage(backend, scannedTo, 500);
     scanned += page.names.length;
     more = page.more;
     for (const name of page.names) {
-      after = name;
+      scannedTo = name;
       if (needle && !name.toLowerCase().includes(needle)) continue;
       if (!(await mayPull(backend, principal, name))) continue;
       shown.push(name);
@@ -43,7 +50,7 @@ export async function repositoriesView(backend: UiBackend, frame: Frame, princip
     }
     if (page.names.length === 0) more = false;
   }
-  const next = shown.length === PAGE || (more && scanned >= SCAN_LIMIT) ? after : undefined;
+  const next = (shown.length === PAGE || (more && scanned >= SCAN_LIMIT)) && scannedTo !== undefined ? await seal(scannedTo) : undefined;
   return repositoriesPage(frame, shown, q, next);
 }
 

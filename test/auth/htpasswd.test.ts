@@ -23,12 +23,11 @@ describe("parseHtpasswd", () => {
     ["alice:$apr1$abcdefgh$0123456789012345678901", "MD5"],
     ["alice:plaintext", "plain"],
     ["alice:$6$salt$hash", "crypt"],
-  ])("refuses a non-bcrypt hash (%s) naming the line, never the hash", (line, _kind) => {
-    const hash = line.slice("alice:".length);
-    let message = "";
-    try { parseHtpasswd(`# c\n${line}\n`); } catch (e) { message = (e as Error).message; }
-    expect(message).toMatch(/^htpasswd line 2: .*only bcrypt is accepted/);
-    expect(message).not.toContain(hash);
+  ])("leaves out a non-bcrypt hash (%s), reporting its line and user, and keeps the bcrypt users (as Distribution 2.8)", (line, _kind) => {
+    const ignored: unknown[] = [];
+    const users = parseHtpasswd(`# c\n${line}\nbob:${bob}\n`, (i) => ignored.push(i));
+    expect([...users.keys()]).toEqual(["bob"]);
+    expect(ignored).toEqual([{ line: 2, user: "alice" }]);
   });
 
   it("refuses a line without a colon and a repeated user", () => {
@@ -47,6 +46,29 @@ describe("htpasswdCheck", () => {
     expect(await check.lookupUser("bob")).toEqual({ name: "bob", admin: false });
     expect(await check.lookupUser("carol")).toBeUndefined();
     expect(await htpasswdCheck("")("alice", "x")).toBeUndefined();
+  });
+});
+
+describe("an htpasswd file with a non-bcrypt line (issue 41, item 13)", () => {
+  const text = `alice:${alice}\ncarol:{SHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g=\nbob:${bob}\ndave:$apr1$abcdefgh$0123456789012345678901\n`;
+
+  it("lets the bcrypt users in and refuses the others with 401, warning once per ignored line, never with the hash", async () => {
+    const events: Record<string, unknown>[] = [];
+    const authorize = createBasicAuthorizer({ realm: "r", check: htpasswdCheck(text, (e) => events.push(e)) });
+    const req = (u: string, p: string) => new Request("http://r/v2/", { headers: { authorization: basic(u, p) } });
+    expect(await authorize(req("alice", "alice-pw"), [])).toBeUndefined();
+    expect(await authorize(req("bob", "bob-pw"), [])).toBeUndefined();
+    for (const [user, password] of [["carol", "abc"], ["dave", "x"], ["alice", "wrong"]]) {
+      const refused = (await authorize(req(user!, password!), []))!;
+      expect(refused.status, user).toBe(401);
+      expect(refused.headers.get("www-authenticate")).toBe('Basic realm="r"');
+    }
+    const warnings = events.filter((e) => e.level === "warn");
+    expect(warnings).toEqual([
+      expect.objectContaining({ msg: expect.stringMatching(/not bcrypt/), line: 2, user: "carol" }),
+      expect.objectContaining({ msg: expect.stringMatching(/not bcrypt/), line: 4, user: "dave" }),
+    ]);
+    expect(JSON.stringify(events)).not.toMatch(/W6ph5|apr1/);
   });
 });
 
@@ -111,11 +133,25 @@ describe("htpasswdCredentials", () => {
     expect(await check("bob", "bob-pw")).toBeUndefined();
   });
 
+  it("warns once per ignored line each time the file is read, not on every check", async () => {
+    const path = join(dir, "mixed");
+    await writeFile(path, `alice:${alice}\nbob:{SHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g=\n`);
+    const events: Record<string, unknown>[] = [];
+    const check = htpasswdCredentials({ path, checkIntervalMs: 0, log: (e) => events.push(e) });
+    expect(await check("alice", "alice-pw")).toBeTruthy();
+    expect(await check("bob", "x")).toBeUndefined();
+    expect(await check("alice", "alice-pw")).toBeTruthy();
+    expect(events).toEqual([expect.objectContaining({ level: "warn", line: 2, user: "bob" })]);
+    await writeFile(path, `alice:${alice}\nbob:{SHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g=\ncarol:plain\n`);
+    expect(await check("alice", "alice-pw")).toBeTruthy();
+    expect(events.map((e) => e.user)).toEqual(["bob", "bob", "carol"]);
+  });
+
   it("throws for a malformed or unreadable file, naming the line, and recovers once fixed", async () => {
     const path = join(dir, "bad");
-    await writeFile(path, `alice:${alice}\nbob:{SHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g=\n`);
+    await writeFile(path, `alice:${alice}\nbob\n`);
     const check = htpasswdCredentials({ path, checkIntervalMs: 0 });
-    await expect(check("alice", "alice-pw")).rejects.toThrow(/line 2: .*only bcrypt/);
+    await expect(check("alice", "alice-pw")).rejects.toThrow(/line 2: expected "user:hash"/);
     await expect(htpasswdCredentials({ path: dir, checkIntervalMs: 0 })("alice", "x")).rejects.toThrow(/htpasswd/);
     await writeFile(path, `alice:${alice}\n`);
     expect(await check("alice", "alice-pw")).toBeTruthy();

@@ -137,6 +137,24 @@ http: {secret: abc, headers: {X-Frame-Options: [DENY], Docker-Distribution-Api-V
     expect(app.info.auth).toEqual({ mode: "none" });
   });
 
+  it("sends Strict-Transport-Security on https responses only (issue 41, item 13)", async () => {
+    const app = await createAllInOne(config(`
+storage: {inmemory: {}}
+http: {secret: abc, tls: {certificate: /c, key: /k}}
+`));
+    const https = await app.handler(new Request("https://registry.test/v2/"));
+    expect(https.headers.get("strict-transport-security")).toBe("max-age=31536000");
+    expect((await app.handler(new Request("https://registry.test/nowhere"))).headers.get("strict-transport-security")).toBe("max-age=31536000");
+    expect((await get(app, "/v2/")).headers.get("strict-transport-security")).toBeNull();
+    const own = await createAllInOne(config(`
+storage: {inmemory: {}}
+http: {secret: abc, tls: {certificate: /c, key: /k}, headers: {Strict-Transport-Security: [max-age=5]}}
+`));
+    expect((await own.handler(new Request("https://registry.test/v2/"))).headers.get("strict-transport-security")).toBe("max-age=5");
+    await app.close();
+    await own.close();
+  });
+
   it("honours the registrykit paths, http.host for the realm, and public repositories", async () => {
     const app = await createAllInOne(config(`
 storage: {inmemory: {}}

@@ -44,6 +44,17 @@ describe("proxy configuration", () => {
     ]);
   });
 
+  it("reads the token realms trusted with an upstream's credentials (issue 41, item 2), in both sections", () => {
+    const single = resolve("proxy:\n  remoteurl: https://registry-1.docker.io\n  username: u\n  password: p\n  realms:\n    - https://auth.docker.io/token\n");
+    expect(single.config.proxy?.[0]?.realms).toEqual(["https://auth.docker.io/token"]);
+    const fromEnv = resolve("", { REGISTRY_PROXY_REMOTEURL: "https://registry-1.docker.io", REGISTRY_PROXY_REALMS: "https://auth.docker.io/token" });
+    expect(fromEnv.config.proxy?.[0]?.realms).toEqual(["https://auth.docker.io/token"]);
+    const { config } = resolve("registrykit:\n  proxy:\n    upstreams:\n      - prefix: hub/\n        remoteurl: https://registry-1.docker.io\n        realms: [https://auth.docker.io/token]\n");
+    expect(config.proxy?.[0]?.realms).toEqual(["https://auth.docker.io/token"]);
+    expect(fails("proxy:\n  remoteurl: http://x\n  realms: [auth.docker.io]\n")).toContain("proxy.realms");
+    expect(fails("registrykit:\n  proxy:\n    upstreams:\n      - prefix: hub/\n        remoteurl: http://x\n        realms: [ftp://a/]\n")).toContain("upstreams.0.realms");
+  });
+
   it("names the bad key", () => {
     expect(fails("proxy:\n  remoteurl: ftp://x\n")).toContain("proxy.remoteurl");
     expect(fails("proxy:\n  remoteurl: http://x\n  username: u\n")).toContain("proxy.password");

@@ -103,3 +103,26 @@ describe("http.http2 and http.h2c", () => {
     expect(fails("http: {http2: {disabled: maybe}}").key).toBe("http.http2.disabled");
   });
 });
+
+describe("registrykit.hsts (issue 41, item 13)", () => {
+  const TLS = "http:\n  tls: {certificate: /c, key: /k}\n";
+  it("is one year by default with TLS, and nothing without", () => {
+    expect(resolve(TLS).config.http.hsts).toBe("max-age=31536000");
+    expect(resolve("").config.http.hsts).toBeUndefined();
+  });
+
+  it("takes a value (sent on https behind a proxy too), false, or leaves it to http.headers", () => {
+    expect(resolve(`${TLS}registrykit: {hsts: "max-age=63072000; includeSubDomains; preload"}`).config.http.hsts).toBe("max-age=63072000; includeSubDomains; preload");
+    expect(resolve("registrykit: {hsts: max-age=600}").config.http.hsts).toBe("max-age=600");
+    expect(resolve(`${TLS}registrykit: {hsts: false}`).config.http.hsts).toBeUndefined();
+    const own = resolve("http:\n  tls: {certificate: /c, key: /k}\n  headers: {Strict-Transport-Security: [max-age=5]}\n").config.http;
+    expect(own.hsts).toBeUndefined();
+    expect(own.headers).toContainEqual(["Strict-Transport-Security", "max-age=5"]);
+  });
+
+  it("refuses a value that is not a Strict-Transport-Security value, naming the key", () => {
+    for (const bad of ['"1 year"', '"max-age=1; evil"', "[max-age=1]"]) {
+      expect(fails(`registrykit: {hsts: ${bad}}`).key, bad).toBe("registrykit.hsts");
+    }
+  });
+});

@@ -1,6 +1,7 @@
 /**
  * `registry-kit serve` with `http.tls`, as a child process: the banner and the
- * default token realm are https, HTTP/2 is offered by ALPN, and bad
+ * default token realm are https, responses carry the default
+ * `Strict-Transport-Security` (issue 41, item 13), HTTP/2 is offered by ALPN, and bad
  * certificate files stop start-up with one clear line (no stack trace).
  */
 import { spawn } from "node:child_process";
@@ -75,7 +76,7 @@ describe("registry-kit serve with http.tls", () => {
       challenge = await new Promise<string>((resolve, reject) => {
         const req = request(`${url}/v2/`, { ca: certs.read(certs.ca), agent: false }, (res) => {
           res.resume();
-          resolve(`${res.statusCode} ${res.headers["www-authenticate"]}`);
+          resolve(`${res.statusCode} ${res.headers["www-authenticate"]} ${res.headers["strict-transport-security"]}`);
         });
         req.on("error", reject);
         req.end();
@@ -88,7 +89,7 @@ describe("registry-kit serve with http.tls", () => {
       session.close();
     });
     expect(run.out).toMatch(/registry {8}https:\/\/127\.0\.0\.1:\d+\/v2\//);
-    expect(challenge).toMatch(/^401 Bearer realm="https:\/\/127\.0\.0\.1:\d+\/service\/token"/);
+    expect(challenge).toMatch(/^401 Bearer realm="https:\/\/127\.0\.0\.1:\d+\/service\/token".* max-age=31536000$/);
     expect(alpn).toBe("h2");
     expect(run.code).toBe(0);
   });

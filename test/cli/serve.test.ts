@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer as createNetServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -180,6 +181,24 @@ storage:
       expect(res.headers.get("x-content-type-options")).toBe("nosniff");
     } finally {
       expect(await stop(s)).toBe(0);
+    }
+  });
+
+  it("a port in use: exit code 1, and how to choose another (PORT= with the defaults, http.addr with a CONFIG)", async () => {
+    const holder = createNetServer();
+    await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
+    const port = (holder.address() as AddressInfo).port;
+    try {
+      await expect(start(["serve"], { PORT: String(port) })).rejects.toThrow(
+        new RegExp(`exited with 1[\\s\\S]*cannot listen on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE[\\s\\S]*choose another with PORT=${port + 1} \\(or PORT=0 for any free one\\)`),
+      );
+      const file = path.join(data, "busy.yml");
+      await writeFile(file, `storage: {inmemory: {}}\nhttp: {addr: "127.0.0.1:${port}"}\n`);
+      await expect(start(["serve", file])).rejects.toThrow(
+        new RegExp(`exited with 1[\\s\\S]*EADDRINUSE[\\s\\S]*set another port in http\\.addr \\(or REGISTRY_HTTP_ADDR=127\\.0\\.0\\.1:${port + 1}\\)`),
+      );
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
     }
   });
 

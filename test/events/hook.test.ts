@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { RegistryEvent } from "../../src/events/index.js";
-import { RECORD_PARTS, type PartsSink } from "../../src/events/hook.js";
+import { AWAITED, RECORD_PARTS, type PartsSink } from "../../src/events/hook.js";
 import type { LogEvent } from "../../src/http/log.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
 import { bytes, makeRegistry, pushBlob, pushImage, req, sha256 } from "../registry/helpers.js";
@@ -155,13 +155,17 @@ describe("registry onEvent", () => {
     const logged: LogEvent[] = [];
     const registry = makeRegistry({ log: (e) => void logged.push(e), onEvent: { record: () => Promise.reject(new Error("disk gone")) } });
     await pushBlob(registry, "x", "hello");
+    // A sink gets its events after the response (issue 41, item 7).
+    await until(() => logged.length === 3);
     expect(logged.filter((e) => e.msg === "event sink failed: the event is lost").map((e) => e.action)).toEqual(["upload.started", "repository.created", "push"]);
   });
 
   it("a sink taking events as parts (the notifier's path) that throws or rejects is logged the same way, and the request still succeeds", async () => {
     const logged: LogEvent[] = [];
     let calls = 0;
-    const throwing: PartsSink = {
+    // Awaited before the response, as the notifier is.
+    const throwing: PartsSink & { [AWAITED]: true } = {
+      [AWAITED]: true,
       record: () => Promise.reject(new Error("not used")),
       [RECORD_PARTS]: () => {
         calls += 1;

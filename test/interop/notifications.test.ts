@@ -3,7 +3,9 @@
  * deletes an image on Distribution 2.8 (`docker-registry`) and on
  * `registry-kit serve`, both started on the same `notifications` config and
  * sending to a node:http receiver on loopback; the two event lists are
- * compared field by field. Then the durable outbox: `registry-kit serve`
+ * compared field by field, with `includereferences` (issue 41, item 8: pull
+ * events carry `references` as push events do, and the events of the one
+ * DELETE share one `request.id`, on both). Then the durable outbox: `registry-kit serve`
  * killed with SIGKILL while its endpoint answers 500 loses no event after a
  * restart.
  */
@@ -57,7 +59,7 @@ describe("notifications: registry-kit and Distribution 2.8 on one config", () =>
       const port = await freePort();
       const dir = join(work.path, which);
       mkdirSync(dir, { recursive: true });
-      running.push(await startOnConfig(which, config(dir, port, receiver), dir, answers(`http://127.0.0.1:${port}/v2/`)));
+      running.push(await startOnConfig(which, config(dir, port, receiver, { events: { includereferences: true } }), dir, answers(`http://127.0.0.1:${port}/v2/`)));
       const ref = `docker://127.0.0.1:${port}/demo/app:v1`;
       expect((await skopeo.copy(image.ref, ref)).code).toBe(0);
       expect((await skopeo.copy(ref, `oci:${join(dir, "pulled")}:v1`)).code).toBe(0);
@@ -86,6 +88,23 @@ describe("notifications: registry-kit and Distribution 2.8 on one config", () =>
     const pushes = [...image.blobDigests, image.manifestDigest];
     for (const digest of pushes) expect(registryKit.filter((l) => l.startsWith("push ") && l.includes(digest))).toHaveLength(1);
     expect([...registryKit].sort()).toEqual([...distribution].sort());
+  });
+
+  it("with includereferences both send the manifest's references on its pull as on its push, and one request.id for the delete events of one DELETE", () => {
+    const references = (which: SameConfigServer, action: string): unknown[] =>
+      seen.get(which)!.filter((e) => e.action === action && e.target.digest === image.manifestDigest).map((e) => e.target.references);
+    const pushed = references("distribution", "push");
+    expect(pushed).toHaveLength(1);
+    expect(pushed[0]).toHaveLength(image.blobDigests.length);
+    for (const which of ["distribution", "registry-kit"] as SameConfigServer[]) {
+      expect(references(which, "push")).toEqual(pushed);
+      const pulls = references(which, "pull");
+      expect(pulls.length).toBeGreaterThan(0);
+      for (const pull of pulls) expect(pull).toEqual(pushed[0]);
+      const deletes = seen.get(which)!.filter((e) => e.action === "delete");
+      expect(deletes.length, which).toBeGreaterThan(1);
+      expect(new Set(deletes.map((e) => e.request?.id)).size, which).toBe(1);
+    }
   });
 
   it("registry-kit serve killed with SIGKILL while its endpoint answers 500 delivers every push event after a restart", async () => {

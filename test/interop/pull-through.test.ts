@@ -290,9 +290,10 @@ describe("a Distribution 2.8 upstream behind token auth (Bearer flow against Dis
     img = buildTestImage(join(work.path, "image"), { layers: 2, sizes: [90_000, 3_000], tag: "v1" });
     const seed = await skopeo.copy(img.ref, `docker://${upstreamHost}/team/tool-${id}:v1`, { destCreds: owner });
     expect(seed.code, describeRun(seed)).toBe(0);
-    // The cache pulls with the read-only account's credentials.
+    // The cache pulls with the read-only account's credentials; the token service is on another origin (another
+    // port), as Docker Hub's auth.docker.io is, so its realm must be listed for them to go there (issue 41, item 2).
     const cached = await serverOn("registry-kit", join(work.path, "cache"), {
-      proxy: { remoteurl: `http://${upstreamHost}`, username: reader.username, password: reader.password },
+      proxy: { remoteurl: `http://${upstreamHost}`, username: reader.username, password: reader.password, realms: [tokens.realm] },
     });
     cache = cached.server;
     cacheHost = cached.host;

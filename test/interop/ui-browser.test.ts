@@ -114,7 +114,7 @@ describe("the web page in headless Chromium", () => {
     const page = await signedIn(ADMIN);
     await page.goto("/ui/repository?name=admin%2Fapp");
     await page.getByRole("button", { name: "Delete tag old" }).click();
-    await page.getByText("Tag old deleted.").waitFor();
+    await page.getByText("Tag deleted.").waitFor();
     expect(await page.getByRole("link", { name: "old", exact: true }).count()).toBe(0);
     const gone = await skopeo.inspect(`docker://${host}/admin/app:old`, { creds: ADMIN });
     expect(gone.code).not.toBe(0);
@@ -126,7 +126,7 @@ describe("the web page in headless Chromium", () => {
     await page.getByLabel("Email").fill("erin@example.test");
     await page.getByLabel("Password", { exact: true }).fill("Er1nPassword");
     await page.getByRole("button", { name: "Create user" }).click();
-    await page.getByText("User erin created.").waitFor();
+    await page.getByText("User created.").waitFor();
     await page.context().close();
 
     const erin = { username: "erin", password: "Er1nPassword" };

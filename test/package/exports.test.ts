@@ -31,7 +31,7 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
       "quota", "removeAbandonedUploads", "storageHealthCheck", "tagDetails", "verifyBlobs",
     ],
     types: [
-      "Access", "Authorizer", "BlobCommit", "CounterSeries", "DeleteRepositoryOptions", "DeleteRepositoryReport",
+      "Access", "Authorizer", "BlobCommit", "BlobDelete", "CounterSeries", "DeleteRepositoryOptions", "DeleteRepositoryReport",
       "ErrorCode", "EventHook", "EventListener", "EventSink", "ExpireCachedTagsOptions", "ExpireCachedTagsReport", "Family", "GaugeSeries", "GcOptions", "GcReport",
       "HealthCheckOptions", "HealthChecks", "HistogramSeries", "ImmutableTagPatterns", "ImmutableTags", "IndexPlatform", "LayerUrlRules", "ManifestDelete",
       "ManifestPush", "ManifestValidation", "Metrics", "PendingWrite", "PolicyRefusal", "PullThroughOptions", "PullThroughUpstream",
@@ -129,6 +129,14 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
       "R2StorageOptions", "R2UploadedPartInfo",
     ],
   },
+  "./storage/azure": {
+    values: [
+      "azureStorage",
+    ],
+    types: [
+      "AzureStorageOptions",
+    ],
+  },
   "./testing": {
     values: [
       "describeStorageContract", "describeUserStoreContract",
@@ -161,8 +169,8 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
     ],
   },
   "./ui": {
-    values: ["createUi"],
-    types: ["TagLister", "UiBackend", "UiOptions", "UiUsersApi"],
+    values: ["createUi", "memoryEndedSessions", "storageEndedSessions"],
+    types: ["EndedSessions", "TagLister", "UiBackend", "UiOptions", "UiUsersApi"],
   },
   "./trust": {
     values: ["createTrust", "signatureTag"],
@@ -176,7 +184,7 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
       "ConfigError", "createAllInOne", "managementAudience", "parseConfigText", "resolveConfig",
     ],
     types: [
-      "AllInOne", "AllInOneConfig", "AllInOneInfo", "AllInOneOptions", "CliLogLevel", "DebugConfig", "FileHealthConfig", "GcScheduleConfig",
+      "AllInOne", "AllInOneConfig", "AllInOneInfo", "AllInOneOptions", "AzureStorageConfig", "CliLogLevel", "DebugConfig", "FileHealthConfig", "GcScheduleConfig",
       "HealthConfig", "HtpasswdAuthConfig", "HttpHealthConfig", "HttpTlsConfig", "ListenAddress", "NotificationsConfig",
       "PolicyConfig", "ProxyUpstreamConfig", "ResolveInput", "Resolved", "S3StorageConfig", "StorageHealthConfig", "TcpHealthConfig", "TokenAuthConfig",
       "TokenServiceConfig", "UiConfig", "UploadsConfig",

@@ -97,7 +97,7 @@ describe("the web page from the core's parts", () => {
     const tags = await page(root, "/ui/repository?name=root%2Fprivate");
     const csrf = /name="csrf" value="([^"]+)"/.exec(tags.text)![1]!;
     const del = await call("/ui/delete-tag", { method: "POST", body: new URLSearchParams({ name: "root/private", tag: "v1", csrf }), headers: { cookie: root, origin: ORIGIN } });
-    expect(new URL(del.headers.get("location")!, ORIGIN).searchParams.get("msg")).toBe("Tag v1 deleted.");
+    expect(new URL(del.headers.get("location")!, ORIGIN).searchParams.get("msg")).toBe("tag-deleted");
     expect((await page(root, "/ui/users")).text).toContain("<td>alice</td>");
   });
 });

@@ -10,11 +10,16 @@
  * 4. **Sweep manifests** (`sweep.ts`; with `removeUntagged`, or where a
  *    retention rule applies); an emptied repository leaves the catalog.
  * 5. **Mark again** (`mark.ts`): revisions and links that appeared while the
- *    sweep ran, so a push that finished meanwhile keeps its blobs.
- * 6. **Sweep blobs** (`sweep.ts`): a blob whose data or any repository link
- *    is younger than the grace period is never deleted; that covers blobs
- *    uploaded or mounted for a manifest that is not pushed yet.
- * 7. **Sweep uploads** (`sweep.ts`) last written more than the upload maximum
+ *    sweep ran, so a push that finished meanwhile keeps its blobs (and an index
+ *    pushed meanwhile the children the manifest sweep took: they are put back).
+ * 6. **Unlink blobs** (`sweep-blobs.ts`) nothing kept references; a blob whose
+ *    data or any repository link is younger than the grace period is never
+ *    touched, which covers blobs uploaded or mounted for a manifest that is not
+ *    pushed yet.
+ * 7. **Mark again**, then **remove blobs** (`sweep-blobs.ts`): what a manifest
+ *    stored meanwhile references is linked again and kept, so a manifest PUT
+ *    the registry accepted never loses a blob, whatever the grace period.
+ * 8. **Sweep uploads** (`sweep.ts`) last written more than the upload maximum
  *    age ago; younger ones are never touched.
  *
  * @module
@@ -26,7 +31,8 @@ import { markNewRevisions, markReachable } from "./mark.js";
 import { scanRepositories } from "./scan.js";
 import { applyRetention, compileRetention, type RetentionRule } from "./retention.js";
 import { newRun, type GcReport } from "./state.js";
-import { sweepBlobs, sweepManifests, sweepUploads } from "./sweep.js";
+import { removeBlobs, unlinkBlobs } from "./sweep-blobs.js";
+import { restoreRevisions, sweepManifests, sweepUploads } from "./sweep.js";
 
 export type { GcReport } from "./state.js";
 export type { RetentionRule } from "./retention.js";
@@ -87,8 +93,15 @@ export async function collectGarbage(driver: StorageDriver, options: GcOptions =
   await markReachable(run);
   await sweepManifests(run);
   // A dry run deletes nothing, so what a push adds meanwhile is at no risk.
-  if (!run.dryRun) await markNewRevisions(run);
-  await sweepBlobs(run);
+  const markAgain = async () => {
+    if (run.dryRun) return new Set<string>();
+    const linked = await markNewRevisions(run);
+    await restoreRevisions(run);
+    return linked;
+  };
+  await markAgain();
+  const unlinked = await unlinkBlobs(run);
+  await removeBlobs(run, unlinked, await markAgain());
   await sweepUploads(run);
 
   const { report } = run;

@@ -47,15 +47,18 @@ async function keepReferrersOfKept(run: GcRun, repo: Repository, revisions: Dige
 }
 
 /**
- * Mark again, after the manifest sweep: revisions stored while the run went on
- * (a push that finished meanwhile) are kept with what they reference, and links
- * made meanwhile are recorded.
+ * Mark again, after the manifest sweep and after the blobs are unlinked:
+ * revisions stored while the run went on (a push that finished meanwhile) are
+ * kept with what they reference, and links made meanwhile are recorded.
+ * Resolves to the digests of the blobs some repository links now.
  */
-export async function markNewRevisions(run: GcRun): Promise<void> {
+export async function markNewRevisions(run: GcRun): Promise<Set<string>> {
+  const linked = new Set<string>();
   for await (const key of eachKey(run.storage, "repositories")) {
     const parsed = parseKey(key);
     if (parsed.kind === "layerLink") {
       addLink(run, parsed.digest.value, parsed.name);
+      linked.add(parsed.digest.value);
       continue;
     }
     if (parsed.kind !== "manifestRevision") continue;
@@ -65,6 +68,7 @@ export async function markNewRevisions(run: GcRun): Promise<void> {
     repo.revisions.set(parsed.digest.value, parsed.digest);
     await keep(run, repo, parsed.digest);
   }
+  return linked;
 }
 
 /** Keep a revision and everything it references (children recursively). */

@@ -6,17 +6,14 @@
  *   revision, as `DELETE` by digest does. Tags are read again just before and
  *   just after; a revision a concurrent push tagged meanwhile is kept (or put
  *   back).
- * - **Blobs**: the repository links first (the blob stops being visible, so a
- *   racing manifest PUT gets `MANIFEST_BLOB_UNKNOWN` rather than a dangling
- *   reference), then the data; then links to blobs that no longer exist.
+ * - **Blobs**: in `sweep-blobs.ts`.
  * - **Uploads** last written before the upload cutoff.
  *
  * @module
  */
 import { tryParseDigest, type Digest } from "../../oci/digest.js";
-import { blobData, layerLink, manifestRevision, parseKey, referrer, uploadData, uploadDir } from "../layout.js";
-import type { ObjectInfo } from "../../storage/driver.js";
-import { eachEntry, mapLimited, writeJson } from "../storage-io.js";
+import { blobData, manifestRevision, referrer, uploadData, uploadDir, type ManifestMeta } from "../layout.js";
+import { ensureRepository, readSmall, writeJson } from "../storage-io.js";
 import { keep, metaOf } from "./mark.js";
 import { currentTags } from "./scan.js";
 import { CONCURRENCY, revisionId, type GcRun, type Repository } from "./state.js";
@@ -62,71 +59,40 @@ async function sweepRepositoryManifests(run: GcRun, repo: Repository, doomed: Di
   }
 }
 
-/** Remove the blobs nothing kept references, with their links, then links left to blobs that are gone. */
-export async function sweepBlobs(run: GcRun): Promise<void> {
-  const candidates: { digest: Digest; key: string; listed: ObjectInfo | undefined }[] = [];
-  for await (const { key, info } of eachEntry(run.storage, "blobs")) {
-    const parsed = parseKey(key);
-    if (parsed.kind !== "blobData") continue;
-    run.report.blobs.scanned++;
-    if (!run.markedBlobs.has(parsed.digest.value)) candidates.push({ digest: parsed.digest, key, listed: info });
-  }
-  const removed = new Set<string>();
-  await mapLimited(candidates, CONCURRENCY, async ({ digest, key, listed }) => {
-    if (await removeBlob(run, digest, key, listed)) removed.add(digest.value);
-  });
-  await removeDanglingLinks(run, removed);
-}
-
 /**
- * Remove one unreferenced blob unless it or a link to it is fresh; true when it
- * was (or would be) removed. `listed` is what the blob listing said of it, when
- * the driver said (S3): that saves a HEAD per blob. It is as good as a `stat`
- * for the grace period, because a blob pushed again after the listing also
- * gets a fresh link (stat'ed here, live) and fresh bytes (stat'ed again below
- * before they go).
+ * Put back the revisions the manifest sweep removed that a kept manifest turns
+ * out to need: an index pushed while the run went on, whose child was
+ * untagged when the sweep took it. Called after each mark again.
  */
-async function removeBlob(run: GcRun, digest: Digest, key: string, listed: ObjectInfo | undefined): Promise<boolean> {
-  const { storage, dryRun, report } = run;
-  const info = listed ?? (await storage.stat(key));
-  if (!info) return false;
-  const linkedIn = run.links.get(digest.value) ?? [];
-  const linkInfos = await Promise.all(linkedIn.map((repo) => storage.stat(layerLink(repo, digest))));
-  if (run.fresh(info.modified) || linkInfos.some((l) => run.fresh(l?.modified))) {
-    report.blobs.protected++;
-    return false;
+export async function restoreRevisions(run: GcRun): Promise<void> {
+  for (const id of [...run.removedRevisions]) {
+    if (!run.keptRevisions.has(id)) continue;
+    const [name = "", value = ""] = id.split("\n");
+    const digest = tryParseDigest(value);
+    const meta = run.metas.get(id);
+    if (!digest || !meta) continue;
+    await writeJson(run.storage, manifestRevision(name, digest), meta);
+    const subject = meta.subject === undefined ? undefined : tryParseDigest(meta.subject);
+    if (subject) await writeJson(run.storage, referrer(name, subject, digest), await referrerEntry(run, digest, meta));
+    await ensureRepository(run.storage, name);
+    run.removedRevisions.delete(id);
+    run.report.manifests.removed = run.report.manifests.removed.filter((r) => r !== `${name}@${value}`);
+    run.log({ level: "warn", msg: "gc put back a manifest that one pushed while it ran references", repository: name, digest: value });
   }
-  if (!dryRun) {
-    // Links first: the blob stops being visible before its bytes go.
-    for (const repo of linkedIn) await storage.delete(layerLink(repo, digest));
-    // Pushed again meanwhile (an upload moved fresh bytes in): leave the bytes for its link.
-    if (run.fresh((await storage.stat(key))?.modified)) {
-      report.blobs.protected++;
-      return false;
-    }
-    await storage.delete(key);
-  }
-  report.blobs.linksRemoved += linkInfos.filter((l) => l !== undefined).length;
-  report.blobs.removed.push(digest.value);
-  report.blobs.bytes += info.size;
-  run.log({ level: "info", msg: dryRun ? "gc would remove blob" : "gc removed blob", digest: digest.value, size: info.size });
-  return true;
 }
 
-/** Links to blobs that no longer exist at all (left by an interrupted sweep) are dropped too. */
-async function removeDanglingLinks(run: GcRun, removedBlobs: Set<string>): Promise<void> {
-  const { storage } = run;
-  for (const [value, linkedIn] of run.links) {
-    if (run.markedBlobs.has(value) || removedBlobs.has(value)) continue;
-    const digest = tryParseDigest(value);
-    if (!digest || (await storage.stat(blobData(digest)))) continue;
-    for (const repo of linkedIn) {
-      const info = await storage.stat(layerLink(repo, digest));
-      if (!info || run.fresh(info.modified)) continue;
-      if (!run.dryRun) await storage.delete(layerLink(repo, digest));
-      run.report.blobs.linksRemoved++;
-    }
+/** The referrers index entry of a revision, as a manifest PUT writes it. */
+async function referrerEntry(run: GcRun, digest: Digest, meta: ManifestMeta): Promise<Record<string, unknown>> {
+  const entry: Record<string, unknown> = { mediaType: meta.mediaType, digest: digest.value, size: meta.size };
+  if (meta.artifactType !== undefined) entry.artifactType = meta.artifactType;
+  const bytes = await readSmall(run.storage, blobData(digest), meta.size).catch(() => undefined);
+  try {
+    const annotations = bytes && (JSON.parse(new TextDecoder().decode(bytes)) as { annotations?: unknown }).annotations;
+    if (annotations && typeof annotations === "object") entry.annotations = annotations;
+  } catch {
+    // Stored bytes were parsed once at push; unreadable now, the entry goes without annotations.
   }
+  return entry;
 }
 
 /** Remove the uploads last written before the upload cutoff. */

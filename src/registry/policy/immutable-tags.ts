@@ -5,6 +5,8 @@
  * @module
  */
 import { anyGlob } from "../../util/glob.js";
+import type { StorageDriver } from "../../storage/driver.js";
+import { contentFinder } from "./immutable-content.js";
 import type { PendingWrite, PolicyRefusal, WritePolicy } from "./write-policy.js";
 
 /**
@@ -27,6 +29,9 @@ export interface ImmutableTags extends WritePolicy {
  * - `DELETE` of a matching tag;
  * - `DELETE` of a manifest by digest while a matching tag points at it (the
  *   tag would go with it);
+ * - `DELETE` of what a matching tag's manifest references in its repository:
+ *   a blob (config, layer) by `DELETE /v2/<name>/blobs/<digest>`, a child
+ *   manifest of an index by digest, recursively (the tag would no longer pull);
  * - `deleteRepository` (and the management API's repository delete) of a
  *   repository holding a matching tag, unless forced.
  *
@@ -48,19 +53,28 @@ export function immutableTags(patterns: ImmutableTagPatterns): ImmutableTags {
     message,
     detail: { policy: "immutableTags", repository: write.repository, tag },
   });
+  const holderOf = contentFinder(protects);
+  /** Refuse deleting `digest` of the write's repository when a matching tag's image holds it. */
+  const held = async (write: PendingWrite & { digest: string }, storage: StorageDriver, what: string): Promise<PolicyRefusal | undefined> => {
+    const holder = await holderOf(storage, write.repository, write.digest);
+    if (!holder) return undefined;
+    return refuse(write, holder.tag, `${what} ${write.digest} cannot be deleted: the immutable tag ${holder.tag} of ${write.repository} (${holder.manifest}) references it`);
+  };
   return {
     protects,
-    check(write) {
+    async check(write, storage) {
       switch (write.action) {
         case "push":
           if (write.tag === undefined || write.replaces === undefined || write.replaces === write.digest || !protects(write.repository, write.tag)) return undefined;
           return refuse(write, write.tag, `tag ${write.tag} of ${write.repository} is immutable: it points at ${write.replaces} and cannot be moved to ${write.digest}`);
         case "deleteTag":
           return protects(write.repository, write.tag) ? refuse(write, write.tag, `tag ${write.tag} of ${write.repository} is immutable and cannot be deleted`) : undefined;
+        case "deleteBlob":
+          return held(write, storage, "blob");
         case "deleteManifest":
         case "deleteRepository": {
           const tag = write.tags.find((t) => protects(write.repository, t));
-          if (tag === undefined) return undefined;
+          if (tag === undefined) return write.action === "deleteManifest" ? held(write, storage, "manifest") : undefined;
           const what = write.action === "deleteManifest" ? `manifest ${write.digest}` : `repository ${write.repository}`;
           return refuse(write, tag, `${what} cannot be deleted: it holds the immutable tag ${tag}`);
         }

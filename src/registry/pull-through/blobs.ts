@@ -4,8 +4,10 @@
  * (memory stays flat whatever either side's speed), hashed on both ways; the
  * stored copy becomes visible only after its digest matched (an upload object
  * moved into place, the storage's one-writer/final-move contract), and the
- * client's stream fails instead of ending when the bytes do not match.
- * Concurrent pulls of the same missing blob wait for that one fetch.
+ * client's copy holds back its last chunk until the digest matched
+ * (verified-body.ts), so a mismatch is never a complete body.
+ * Concurrent pulls of the same missing blob wait for that one fetch, and
+ * concurrent asks for its `HEAD` upstream share one.
  *
  * @module
  */
@@ -14,6 +16,7 @@ import type { Digest } from "../../oci/digest.js";
 import { RegistryError } from "../../oci/errors.js";
 import { createHasher } from "../../oci/hash.js";
 import { baseHeaders } from "../../oci/wire.js";
+import { knownLength } from "../../http/known-length.js";
 import { getBlob, headBlob } from "../blobs.js";
 import { blobTarget, emitEvent } from "../events.js";
 import { blobData, layerLink, uploadData } from "../layout.js";
@@ -22,6 +25,7 @@ import { ensureRepository, exists } from "../storage-io.js";
 import { registerSession, removeSession } from "../upload-limits.js";
 import { lockstepTee } from "../../util/lockstep-tee.js";
 import { marked, upstreamFailure } from "./common.js";
+import { BlobMismatch, verifiedBody } from "./verified-body.js";
 import type { PullThrough, ResolvedUpstream } from "./options.js";
 
 function blobUnknown(digest: Digest): RegistryError {
@@ -42,7 +46,7 @@ export async function pullBlob(ctx: RegistryContext, pt: PullThrough, up: Resolv
   if (await exists(ctx.storage, blobData(digest))) {
     // The bytes are here for another repository; the upstream must still confirm
     // this repository has them, or a digest alone would open any stored blob.
-    const found = await upstreamCall(ctx, up, "blob HEAD", () => up.upstream.headBlob(up.remoteName, digest.value));
+    const found = await askHead(ctx, pt, up, name, digest);
     if (!found) throw blobUnknown(digest);
     await ctx.storage.write(layerLink(name, digest), new TextEncoder().encode(digest.value));
     await ensureRepository(ctx.storage, name);
@@ -50,7 +54,7 @@ export async function pullBlob(ctx: RegistryContext, pt: PullThrough, up: Resolv
   }
   if (head) {
     // A HEAD fetches nothing: the upstream's answer, nothing stored.
-    const found = await upstreamCall(ctx, up, "blob HEAD", () => up.upstream.headBlob(up.remoteName, digest.value));
+    const found = await askHead(ctx, pt, up, name, digest);
     if (!found) throw blobUnknown(digest);
     const headers = blobHeaders(digest, found.size);
     return marked(new Response(null, { status: 200, headers }), "forwarded");
@@ -80,16 +84,31 @@ export async function pullBlob(ctx: RegistryContext, pt: PullThrough, up: Resolv
   });
   const given = await forClient;
   if (given instanceof Error) throw given;
-  if (request.headers.has("range")) {
-    // A part of a blob not stored yet: store it whole first, then answer the range from storage.
+  if (request.headers.has("range") || given.size === undefined) {
+    // A part of a blob not stored yet, or a blob of unknown length (a cut chunked body can look whole,
+    // workerd ends one cleanly): store it whole and verified first, then answer from storage.
     await given.stream.cancel();
     await flight;
     return marked(await getBlob(ctx, request, name, digest), "stored");
   }
-  const headers = blobHeaders(digest, given.size);
+  const size = given.size;
+  let body: ReadableStream<Uint8Array> | undefined;
+  try {
+    body = await verifiedBody(given.stream, digest, size);
+  } catch (error) {
+    throw error instanceof BlobMismatch ? blobRefused(ctx, up, digest, error.message) : upstreamFailure(up, error, ctx.log, "blob body");
+  }
+  if (!body) throw blobRefused(ctx, up, digest, "the whole body read ahead does not match");
+  const headers = blobHeaders(digest, size);
   // Served from the upstream's stream rather than by getBlob: the pull event is ours to send.
-  await emitEvent(ctx, request, "pull", () => blobTarget(ctx, request, name, digest.value, given.size ?? 0));
-  return marked(new Response(verified(given.stream, digest, given.size), { status: 200, headers }), "stored");
+  await emitEvent(ctx, request, "pull", () => blobTarget(ctx, request, name, digest.value, size));
+  return marked(new Response(knownLength(body, size), { status: 200, headers }), "stored");
+}
+
+/** 502 for upstream bytes that failed verification; the reason goes to the log. */
+function blobRefused(ctx: RegistryContext, up: ResolvedUpstream, digest: Digest, reason: string, computed?: string, size?: number): RegistryError {
+  ctx.log({ level: "warn", msg: "pull-through: upstream blob refused", prefix: up.prefix, repository: up.remoteName, digest: digest.value, reason, ...(computed ? { computed, size } : {}) });
+  return new RegistryError("UNKNOWN", "the upstream registry sent a blob that failed verification", 502, { prefix: up.prefix });
 }
 
 function blobHeaders(digest: Digest, size: number | undefined): Headers {
@@ -100,42 +119,15 @@ function blobHeaders(digest: Digest, size: number | undefined): Headers {
   return headers;
 }
 
-async function upstreamCall<T>(ctx: RegistryContext, up: ResolvedUpstream, what: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    throw upstreamFailure(up, error, ctx.log, what);
-  }
-}
-
-/**
- * The client's copy: passed through while hashed; instead of ending, it fails
- * when the bytes do not hash to `digest` or their count is not `size`.
- */
-function verified(source: ReadableStream<Uint8Array>, digest: Digest, size: number | undefined): ReadableStream<Uint8Array> {
-  const hasher = createHasher(digest.algorithm);
-  const reader = source.getReader();
-  let seen = 0;
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        const { done, value } = await reader.read();
-        if (done) {
-          if ((size !== undefined && seen !== size) || hasher.digest() !== digest.value) {
-            controller.error(new Error(`upstream bytes do not match ${digest.value}`));
-          } else controller.close();
-          return;
-        }
-        hasher.update(value);
-        seen += value.byteLength;
-        controller.enqueue(value);
-      },
-      cancel(reason) {
-        return reader.cancel(reason);
-      },
-    },
-    { highWaterMark: 0 },
-  );
+/** The upstream's blob `HEAD`, one at a time: concurrent asks for one blob of one repository share the answer. */
+function askHead(ctx: RegistryContext, pt: PullThrough, up: ResolvedUpstream, name: string, digest: Digest): Promise<{ size?: number } | undefined> {
+  return pt.flights.join(`blob HEAD ${name}@${digest.value}`, async () => {
+    try {
+      return await up.upstream.headBlob(up.remoteName, digest.value);
+    } catch (error) {
+      throw upstreamFailure(up, error, ctx.log, "blob HEAD");
+    }
+  });
 }
 
 /**
@@ -179,8 +171,7 @@ async function storeBlob(ctx: RegistryContext, up: ResolvedUpstream, name: strin
     }
     const computed = hasher.digest();
     if ((size !== undefined && stored !== size) || computed !== digest.value) {
-      ctx.log({ level: "warn", msg: "pull-through: upstream blob refused", prefix: up.prefix, repository: up.remoteName, digest: digest.value, computed, size: stored });
-      throw new RegistryError("UNKNOWN", "the upstream registry sent a blob that failed verification", 502, { prefix: up.prefix });
+      throw blobRefused(ctx, up, digest, "stored copy does not match", computed, stored);
     }
     await ctx.storage.move(key, blobData(digest), { expectedSize: stored });
     await ctx.storage.write(layerLink(name, digest), new TextEncoder().encode(digest.value));

@@ -16,20 +16,29 @@ import type { ResolvedUpstream } from "./options.js";
  * process sharing the storage makes its own request (rule 5 holds).
  */
 export class Flights {
-  readonly #running = new Map<string, Promise<void>>();
+  readonly #running = new Map<string, Promise<unknown>>();
 
-  /** The fetch under way for `key`, if any. */
+  /** The fetch under way for `key`, if any (to wait for it: what it stored is read from storage). */
   get(key: string): Promise<void> | undefined {
-    return this.#running.get(key);
+    return this.#running.get(key) as Promise<void> | undefined;
   }
 
   /** Run `fn` as the flight of `key` (the caller checked there was none) and forget it once settled. */
-  start(key: string, fn: () => Promise<void>): Promise<void> {
+  start<T>(key: string, fn: () => Promise<T>): Promise<T> {
     const flight = fn().finally(() => this.#running.delete(key));
     this.#running.set(key, flight);
     // Followers and the leader observe the outcome; nobody may leave it unhandled.
     flight.catch(() => {});
     return flight;
+  }
+
+  /**
+   * The answer of the flight of `key` under way, or of `fn` run as it: for
+   * questions whose answer is shared rather than stored (a blob `HEAD`).
+   * Each key is used for one kind of answer only.
+   */
+  join<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    return (this.#running.get(key) as Promise<T> | undefined) ?? this.start(key, fn);
   }
 }
 
@@ -56,13 +65,21 @@ export function marked(response: Response, outcome: CacheOutcome): Response {
 }
 
 /**
- * The error to answer when the upstream failed and nothing is cached: 429
- * `TOOMANYREQUESTS` when it rate-limited us, else 502 `UNKNOWN`. The upstream's
- * own error text stays in the log (it may name hosts or users).
+ * The error to answer when the upstream failed and nothing is cached: 403
+ * `DENIED` when the upstream refused the repository to the proxy's account
+ * (a `401` or `403` to the repository's own request, not to a login: see
+ * `Upstream`), 429 `TOOMANYREQUESTS` when it rate-limited us, else 502
+ * `UNKNOWN`. The upstream's own error text stays in the log (it may name hosts
+ * or users).
  */
 export function upstreamFailure(up: ResolvedUpstream, error: unknown, log: LogHook, what: string): RegistryError {
   if (error instanceof RegistryError) return error;
   log({ level: "warn", msg: `pull-through: upstream ${what} failed`, prefix: up.prefix, repository: up.remoteName, error });
+  const failed = error as { status?: unknown; refused?: unknown } | null;
+  if (failed?.refused === "repository" && (failed.status === 401 || failed.status === 403)) {
+    // Not 401: the caller passed this registry's own check; asking them to sign in again would change nothing.
+    return new RegistryError("DENIED", "the upstream registry refused this repository to the pull-through cache's account", 403, { prefix: up.prefix });
+  }
   if ((error as { status?: unknown } | null)?.status === 429) {
     return new RegistryError("TOOMANYREQUESTS", "the upstream registry is rate limiting requests; try again later", 429, { prefix: up.prefix });
   }

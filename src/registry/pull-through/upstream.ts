@@ -9,7 +9,10 @@
  * Every method answers `undefined` when the upstream says the object does not
  * exist (404), and throws for anything else that is not a success: a network
  * failure, a timeout, a refused login, a 5xx or a 429. An error with a
- * numeric `status` of 429 is answered `TOOMANYREQUESTS` when nothing is cached.
+ * numeric `status` of 429 is answered `TOOMANYREQUESTS` when nothing is cached;
+ * one with `status` 401 or 403 and `refused: "repository"` (the upstream
+ * answered the repository's own request so, its login having succeeded or
+ * not been needed) is answered 403 `DENIED`. Anything else is a 502.
  *
  * @module
  */
