@@ -61,6 +61,8 @@ export const SYSTEM = [
   "test/cli/banner-server.test.ts",
   // the audit log and sign-in throttling on a real server, clients from 127.0.0.1 and 127.0.0.2, a webhook receiver
   "test/audit/server.test.ts",
+  // a mock Fulcio and Rekor (@sigstore/mock) on 127.0.0.1 for keyless signing
+  "test/trust/sigstore.test.ts",
   // stress and long fuzz: many concurrent pushes on the fs driver, random
   // operation sequences against a model on fs storage (~5-10 s each)
   "test/concurrency/push.test.ts",
