@@ -13,28 +13,18 @@ import { base64, findSigner } from "./cosign.js";
 import { sigstoreHashes, type PublicKey } from "./keys.js";
 import { verifyKeyless, type KeylessContent } from "./keyless.js";
 import { refuse } from "./refusal.js";
-import type { TrustContext } from "./trust.js";
+import type { TrustContext } from "./context.js";
+import type { Bundle } from "./bundle-format.js";
 import type { AcceptedSignature, SignatureArtifact, VerifyInput } from "./types.js";
 
 export { loadSigstore, type SigstoreTrust } from "./keyless.js";
+export type { Bundle } from "./bundle-format.js";
 
 /** Whether `mediaType` names a sigstore bundle (any version, either spelling). */
 export function isBundleType(mediaType: string): boolean {
   return mediaType.startsWith("application/vnd.dev.sigstore.bundle");
 }
 
-/** The fields of a bundle the verifier reads. */
-export interface Bundle {
-  mediaType?: string;
-  verificationMaterial?: {
-    publicKey?: { hint?: string };
-    certificate?: { rawBytes?: string };
-    x509CertificateChain?: { certificates?: { rawBytes?: string }[] };
-    tlogEntries?: unknown[];
-  };
-  messageSignature?: { messageDigest?: { algorithm?: string; digest?: string }; signature?: string };
-  dsseEnvelope?: { payload?: string; payloadType?: string; signatures?: { sig?: string; keyid?: string }[] };
-}
 
 const IN_TOTO = "application/vnd.in-toto+json";
 

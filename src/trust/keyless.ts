@@ -17,7 +17,7 @@ import { keyOf } from "./notation.js";
 import { refuse } from "./refusal.js";
 import { checkScts, type TrustedCtLog } from "./sct.js";
 import { checkEntry, type LoggedContent, type TlogEntry, type TrustedLog } from "./rekor.js";
-import type { Bundle } from "./bundle.js";
+import type { Bundle } from "./bundle-format.js";
 import type { SigstoreIdentity, SigstoreOptions } from "./types.js";
 
 /** What a bundle signs: the signed bytes, the signature, and the digest the log entry records. */

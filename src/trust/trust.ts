@@ -10,19 +10,14 @@ import { SIMPLE_SIGNING, verifySimpleSigning } from "./cosign.js";
 import { PublicKey } from "./keys.js";
 import { NOTATION_ARTIFACT, NOTATION_ENVELOPE, loadTrustStores, verifyNotation, type TrustStore } from "./notation.js";
 import { Refusal } from "./refusal.js";
+import type { TrustContext } from "./context.js";
 import { isBundleType, loadSigstore, verifyBundle, type SigstoreTrust } from "./bundle.js";
 import type { SignatureArtifact, SignatureKind, SignatureVerdict, Trust, TrustOptions, VerifyInput } from "./types.js";
 
 /** Signatures one artifact may carry: each costs a verification, and cosign writes one layer per signer. */
 export const MAX_LAYERS = 64;
 
-/** Everything a verifier of one kind needs. */
-export interface TrustContext {
-  keys: ReadonlyMap<string, PublicKey>;
-  stores: readonly TrustStore[];
-  sigstore: SigstoreTrust | undefined;
-  now: () => Date;
-}
+export type { TrustContext } from "./context.js";
 
 /** The kind of signature a layer of `m` carries, or `undefined` for none registry-kit knows. */
 function kindOf(m: ArtifactManifest, layer: Descriptor): SignatureKind | undefined {
