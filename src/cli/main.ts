@@ -18,6 +18,7 @@ import { verifyCommand } from "./verify.js";
 import { usersCommand } from "./users.js";
 import { repositoriesCommand } from "./repositories.js";
 import { defaultIo, type CliIo } from "./io.js";
+import { auditCommand } from "./audit.js";
 
 export type { CliIo } from "./io.js";
 
@@ -26,6 +27,7 @@ const USAGE = `Usage: registry-kit serve [CONFIG]
        registry-kit verify [--quarantine] [--dry-run] [--json] [CONFIG]   (see registry-kit verify --help)
        registry-kit users list|add|passwd|admin|delete …   (see registry-kit users --help)
        registry-kit repositories delete NAME [--force] [CONFIG] | quotas [CONFIG]
+       registry-kit audit list [--since TIME] [--project NAME] | verify [CONFIG]   (see registry-kit audit --help)
 
 Runs a container registry (/v2/), its token service (/service/token) and the
 user-management API (/api/users) on one origin.
@@ -56,6 +58,7 @@ export async function main(argv: string[], io: CliIo = defaultIo()): Promise<num
   if (command === "verify") return verifyCommand(rest, io);
   if (command === "users") return usersCommand(rest, io);
   if (command === "repositories") return repositoriesCommand(rest, io);
+  if (command === "audit") return auditCommand(rest, io);
   if (command !== "serve" || rest.length > 1 || rest.some((a) => a.startsWith("-"))) {
     io.err(USAGE);
     return 2;

@@ -77,6 +77,9 @@ function violation(edge: ImportEdge): string | undefined {
   switch (from) {
     case "auth":
     case "client":
+    case "audit": // the audit log and its auditor (issue 45)
+    case "throttle": // sign-in throttling (issue 45)
+    case "trust":
       return `rule 1: ${from}/ may import only the foundations (${FOUNDATION_NAMES.join(", ")})`;
     case "ui":
       // The web page sits above the services it shows (it calls their handlers).
@@ -222,11 +225,17 @@ describe("import rules (docs/architecture.md)", () => {
     expect(refused("http/response.ts", "../oci/errors.js", "oci/errors.ts")).toBeUndefined();
     expect(refused("registry/index.ts", "../users/store.js", "users/store.ts")).toMatch(/rule 2/);
     expect(refused("registry/index.ts", "../auth/jwt.js", "auth/jwt/jwt.ts")).toMatch(/rule 2/);
+    expect(refused("trust/keys.ts", "../auth/x509.js", "auth/x509.ts")).toMatch(/rule 1: trust\/ may import only the foundations/);
+    expect(refused("trust/keys.ts", "../registry/index.js", "registry/index.ts")).toMatch(/rule 1/);
+    expect(refused("trust/keys.ts", "../oci/digest.js", "oci/digest.ts")).toBeUndefined();
     expect(refused("node/serve.ts", "../cli/main.js", "cli/main.ts")).toMatch(/nothing imports cli/);
     expect(refused("registry/hash.ts", "node:crypto")).toMatch(/rule 3/);
     expect(refused("registry/index.ts", "hono")).toMatch(/rule 4/);
     expect(refused("registry/access.ts", "../auth/access.js", "auth/access.ts")).toBeUndefined();
     expect(refused("client/oci-layout.node.ts", "node:fs")).toBeUndefined();
+    expect(refused("audit/log.ts", "../storage/driver.js", "storage/driver.ts")).toBeUndefined();
+    expect(refused("audit/log.ts", "../users/store.js", "users/store.ts")).toMatch(/rule 1/);
+    expect(refused("throttle/index.ts", "../auth/jwt.js", "auth/jwt.ts")).toMatch(/rule 1/);
     expect(refused("storage/fs/index.ts", "node:fs/promises")).toBeUndefined();
   });
 });

@@ -177,6 +177,13 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
     values: ["createUi", "memoryEndedSessions", "storageEndedSessions"],
     types: ["EndedSessions", "TagLister", "UiBackend", "UiOptions", "UiUsersApi"],
   },
+  "./trust": {
+    values: ["createTrust", "signatureTag"],
+    types: [
+      "AcceptedSignature", "RefusalReason", "RefusedSignature", "SignatureArtifact", "SignatureKind", "SignatureVerdict",
+      "SigstoreIdentity", "SigstoreOptions", "Trust", "TrustOptions", "VerdictPlace", "VerifyInput",
+    ],
+  },
   "./server": {
     values: [
       "ConfigError", "createAllInOne", "managementAudience", "parseConfigText", "resolveConfig",

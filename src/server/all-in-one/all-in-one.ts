@@ -11,6 +11,7 @@
  * | `/.well-known/jwks.json` | the token service's keys, when enabled |
  * | `<registrykit.users.prefix>/users…` (default `/api/users`) | the management API, when enabled |
  * | `<registrykit.users.prefix>/quotas`, `…/repositories/NAME` | its administration routes (all-in-one-admin.ts) |
+ * | `<registrykit.users.prefix>/audit` | the audit log, administrators only (all-in-one-audit.ts) |
  * | `registrykit.ui.prefix` (default `/ui`) and below | the web page, when users and the token service are on |
  * | `/` | 200, empty (Distribution's liveness route) |
  * | anything else | 404 |
@@ -48,6 +49,9 @@ import type { PullThroughOptions } from "../../registry/index.js";
 import type { ProxyUpstreamConfig } from "../config/config-proxy.js";
 import { checkStorageAtStart, describeStorage, openStorage } from "./open-storage.js";
 import { observability } from "./all-in-one-debug.js";
+import { auditParts, auditRoute } from "./all-in-one-audit.js";
+import { auditRegistryRefusals } from "./audit-registry.js";
+import { apiDoor, guardRoute, tokenDoor, uiDoor } from "./sign-in-guard.js";
 
 export { managementAudience } from "./all-in-one-auth.js";
 export type { AllInOne, AllInOneInfo, AllInOneOptions } from "./all-in-one-types.js";
@@ -69,13 +73,12 @@ export async function createAllInOne(given: AllInOneConfig, options: AllInOneOpt
   if (!options.storage) await checkStorageAtStart(opened, config);
   const observed = observability(config, opened, log);
   const { metrics, storage } = observed;
-
   const uploadSecret = await resolveUploadSecret(config.http.secret, config.keyDirectory, config.keyDirectoryOptional ?? false);
   const users = config.users ? storageUserStore(storage) : undefined;
   const admin = users && config.users ? await bootstrapFirstAdmin(users, config.users, options.scrypt) : undefined;
   const token = config.tokenService ? await loadTokenKeys(config.tokenService, config.keyDirectory) : undefined;
   const auth = await registryAuthorizer(config, token?.keys, options.origin, log);
-  const { notifier, hooks } = eventHooks(config, storage, log, options.onEvent);
+  const { notifier, audit, hooks, serviceHooks } = eventHooks(config, storage, log, options.onEvent);
   const policies = configuredPolicies(config, log);
 
   const registry = createRegistry({
@@ -96,25 +99,28 @@ export async function createAllInOne(given: AllInOneConfig, options: AllInOneOpt
     ...(prefix ? { basePath: prefix } : {}),
     ...(metrics ? { metrics } : {}),
     ...(config.proxy ? { pullThrough: pullThroughOf(config.proxy, log) } : {}),
-    ...(hooks.length > 0 ? { onEvent: hooks } : {}),
+    onEvent: hooks,
     ...(policies.all.length > 0 ? { policies: policies.all } : {}),
   });
   // Bearer tokens for the management API: only from our own token service.
   const bearerAudience = config.tokenService && token && config.auth && users ? managementAudience(config.auth.service) : undefined;
   // Every route counted in the HTTP metrics under its own `handler` label, as the registry's and the users API's are.
   const measured = (route: Route, label: string): Route => (metrics ? { ...route, handler: instrumentHandler(route.handler, metrics, label) } : route);
-  const routes: Route[] = [pathRoute(`${prefix}/v2`, registry, true), aliveRoute];
+  const routes: Route[] = [auditRegistryRefusals(pathRoute(`${prefix}/v2`, registry, true), audit.auditor), aliveRoute];
   if (config.tokenService && token && config.auth) {
-    routes.push(tokenServiceRoute(config.tokenService, config.auth, token.keys, users, bearerAudience, log, metrics, options.onEvent, options.scrypt));
+    routes.push(guardRoute(tokenServiceRoute(config.tokenService, config.auth, token.keys, users, bearerAudience, log, metrics, serviceHooks, options.scrypt), tokenDoor, audit.guard));
     routes.push(measured(jwksRoute(token.keys, prefix), "jwks"));
   }
   if (users && config.users) {
     const bearer = bearerAudience && token && config.auth ? { audience: bearerAudience, issuer: config.auth.issuer, keys: token.keys } : undefined;
-    const usersApi = usersRoute(config.users, users, bearer, log, metrics, options.onEvent, options.scrypt);
-    routes.push(usersApi);
-    routes.push(measured(adminRoute({ prefix: config.users.prefix, storage, users, authenticate: managementAuthenticator(users, bearer, options.scrypt), policies, log, ...(hooks.length > 0 ? { onEvent: hooks } : {}) }), "admin"));
+    const usersApi = usersRoute(config.users, users, bearer, log, metrics, serviceHooks, options.scrypt);
+    const authenticate = managementAuthenticator(users, bearer, options.scrypt);
+    routes.push(guardRoute(usersApi, apiDoor, audit.guard));
+    routes.push(guardRoute(measured(adminRoute({ prefix: config.users.prefix, storage, users, authenticate, policies, log, onEvent: hooks }), "admin"), apiDoor, audit.guard));
+    routes.push(guardRoute(measured(auditRoute(config.users.prefix, audit.log, users, authenticate), "audit"), apiDoor, audit.guard));
     if (config.ui && token && bearer) {
-      routes.push(measured(uiRoute(config.ui.prefix, { config, storage, users, keys: token.keys, registry, usersHandler: usersApi.handler, uploadSecret: uploadSecret.value, scrypt: options.scrypt }), "ui"));
+      const ui = uiRoute(config.ui.prefix, { config, storage, users, keys: token.keys, registry, usersHandler: usersApi.handler, uploadSecret: uploadSecret.value, scrypt: options.scrypt });
+      routes.push(guardRoute(measured(ui, "ui"), uiDoor(config.ui.prefix), audit.guard));
     }
   }
   const handler = observed.gate(routeHandler(routes, config.http.headers, { readOnly: config.readOnly ?? false, ...(config.http.hsts ? { hsts: config.http.hsts } : {}) }));
@@ -140,13 +146,19 @@ export async function createAllInOne(given: AllInOneConfig, options: AllInOneOpt
   };
 }
 
-/** The configured webhook notifier (not started yet) and every event hook: it first, then the caller's. */
+/**
+ * The configured webhook notifier (not started yet), the audit log (docs/audit.md; its records also go out
+ * through the notifier, as `audit` events), the registry's event hooks (notifier, audit, then the caller's) and
+ * the other services' (audit, then the caller's).
+ */
 function eventHooks(config: AllInOneConfig, storage: StorageDriver, log: NonNullable<AllInOneOptions["log"]>, onEvent: AllInOneOptions["onEvent"]) {
   // The outbox lives in the registry's storage, under `_events/`, so a restart (or another process) delivers what is pending.
   const notifier: Notifier | undefined = config.notifications
     ? createNotifier({ storage, endpoints: config.notifications.endpoints, includeReferences: config.notifications.includeReferences, log, post: nodeWebhookPost({ worker: true }) })
     : undefined;
-  return { ...(notifier ? { notifier } : {}), hooks: [...(notifier ? [notifier] : []), ...(onEvent === undefined ? [] : [onEvent].flat())] };
+  const audit = auditParts(storage, config.http.trustProxy, log, notifier);
+  const extra = onEvent === undefined ? [] : [onEvent].flat();
+  return { notifier, audit, hooks: [...(notifier ? [notifier] : []), audit.auditor.sink, ...extra], serviceHooks: [audit.auditor.sink, ...extra] };
 }
 
 /** `createRegistry`'s default `limits.uploadMaxAgeSeconds`; a longer `uploadpurging.age` extends it. */
