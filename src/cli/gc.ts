@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { collectGarbage, type GcReport } from "../registry/gc/index.js";
+import { collectGarbage, type GcReport } from "../registry/stores/base/gc/index.js";
 import { expireCachedTags } from "../registry/index.js";
 import { describeStorage, openStorage } from "../server/all-in-one/all-in-one.js";
 import { formatBytes, loadCommandConfig } from "./command-support.js";

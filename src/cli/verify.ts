@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { verifyBlobs, type VerifyReport } from "../registry/verify.js";
+import { verifyBlobs, type VerifyReport } from "../registry/stores/base/verify.js";
 import { describeStorage, openStorage } from "../server/all-in-one/all-in-one.js";
 import { formatBytes, loadCommandConfig } from "./command-support.js";
 import type { AllInOneConfig } from "../server/config/config.js";

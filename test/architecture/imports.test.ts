@@ -180,12 +180,7 @@ function importCycles(graph: ReadonlyMap<string, ReadonlySet<string>>): string[]
  * Cycles that exist today and are being removed: each entry is one cycle's
  * exact set of files, so a cycle that grows, or any other one, still fails.
  */
-const KNOWN_CYCLES: readonly (readonly string[])[] = [
-  // removed by the store layer work, issue 42
-  ["registry/context.ts", "registry/manifest-validation.ts"],
-  ["registry/gc/retention.ts", "registry/gc/state.ts"],
-  ["registry/pull-through/common.ts", "registry/pull-through/options.ts"],
-];
+const KNOWN_CYCLES: readonly (readonly string[])[] = [];
 
 describe("import rules (docs/architecture.md)", () => {
   const edges = importsUnder(SRC);
@@ -242,5 +237,45 @@ describe("import rules (docs/architecture.md)", () => {
     expect(refused("audit/log.ts", "../users/store.js", "users/store.ts")).toMatch(/rule 1/);
     expect(refused("throttle/index.ts", "../auth/jwt.js", "auth/jwt.ts")).toMatch(/rule 1/);
     expect(refused("storage/fs/index.ts", "node:fs/promises")).toBeUndefined();
+  });
+});
+
+/** registry/ files that compose the stores: they take the driver from the user and hand it to the storage level. */
+const REGISTRY_COMPOSITION = new Set(["registry/index.ts", "registry/compose.ts", "registry/options.ts"]);
+/** registry/ files whose public contract names the driver's type (a `WritePolicy` is handed the registry's driver). */
+const DRIVER_IN_CONTRACT = new Set(["registry/policy/write-policy.ts", "registry/wrappers/write-policies.ts"]);
+
+/**
+ * The storage level (docs/stores.md): in registry/, only `stores/base/`
+ * builds storage keys or calls the driver; handlers and features use the
+ * stores.
+ */
+function storageLevelViolation(edge: ImportEdge): string | undefined {
+  const { file, target } = edge;
+  if (!target || !file.startsWith("registry/") || file.startsWith("registry/stores/base/")) return undefined;
+  if (target === "registry/stores/base/layout.ts") return "storage level: only registry/stores/base/ knows storage keys";
+  if (target === "storage/driver.ts" && !REGISTRY_COMPOSITION.has(file) && !DRIVER_IN_CONTRACT.has(file)) return "storage level: only registry/stores/base/ calls the driver";
+  if (target.startsWith("registry/stores/base/") && !REGISTRY_COMPOSITION.has(file)) return "storage level: handlers and features call the stores, not the storage level's modules";
+  return undefined;
+}
+
+describe("the storage level (docs/stores.md)", () => {
+  const edges = importsUnder(SRC);
+
+  it("only registry/stores/base/ imports the driver and the key layout", () => {
+    const broken = edges.flatMap((edge) => {
+      const why = storageLevelViolation(edge);
+      return why ? [`src/${edge.file} imports "${edge.specifier}": ${why}`] : [];
+    });
+    expect(broken, `forbidden imports:\n${broken.join("\n")}`).toEqual([]);
+  });
+
+  it("refuses what it should", () => {
+    const refused = (file: string, target: string) => storageLevelViolation({ file, specifier: target, target });
+    expect(refused("registry/manifests.ts", "registry/stores/base/layout.ts")).toMatch(/storage keys/);
+    expect(refused("registry/pull-through/blobs.ts", "storage/driver.ts")).toMatch(/calls the driver/);
+    expect(refused("registry/blobs.ts", "registry/stores/base/storage-io.ts")).toMatch(/call the stores/);
+    expect(refused("registry/stores/base/blobs.ts", "storage/driver.ts")).toBeUndefined();
+    expect(refused("registry/compose.ts", "registry/stores/base/index.ts")).toBeUndefined();
   });
 });

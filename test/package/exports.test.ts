@@ -26,20 +26,25 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
   "./registry": {
     values: [
       "API_VERSION", "DEFAULT_MANIFEST_MEDIA_TYPES", "HEADERS", "MEDIA_TYPES", "PROMETHEUS_CONTENT_TYPE",
-      "RegistryError", "collectGarbage", "createHealthChecks", "createMetrics", "createRegistry", "deleteRepository",
+      "RegistryError", "baseStores", "collectGarbage", "createHealthChecks", "createMetrics", "createRegistry", "deleteRepository", "denied",
       "errorResponse", "expireCachedTags", "healthGate", "healthStatusHandler", "immutableTags", "instrumentHandler", "metricsHandler",
       "quota", "removeAbandonedUploads", "storageHealthCheck", "tagDetails", "verifyBlobs",
     ],
     types: [
-      "Access", "Authorizer", "BlobCommit", "BlobDelete", "CounterSeries", "DeleteRepositoryOptions", "DeleteRepositoryReport",
-      "ErrorCode", "EventHook", "EventListener", "EventSink", "ExpireCachedTagsOptions", "ExpireCachedTagsReport", "Family", "GaugeSeries", "GcOptions", "GcReport",
-      "HealthCheckOptions", "HealthChecks", "HistogramSeries", "ImmutableTagPatterns", "ImmutableTags", "IndexPlatform", "LayerUrlRules", "ManifestDelete",
-      "ManifestPush", "ManifestValidation", "Metrics", "PendingWrite", "PolicyRefusal", "PullThroughOptions", "PullThroughUpstream",
-      "QuarantineInfo", "Quota", "QuotaLimits", "QuotaOptions", "QuotaUsage", "ReferencedBlob", "RegistryEvent", "RegistryHandler", "RegistryLimits", "RegistryOptions",
-      "RemoveAbandonedUploadsOptions", "RemoveAbandonedUploadsReport", "RepositoryDelete", "RetentionRule", "TagDelete", "TagDetail", "TagDetailsOptions",
-      "TagDetailsPage", "Upstream", "UpstreamBlob", "UpstreamManifest", "UpstreamManifestHead", "VerifyError",
-      "VerifyMismatch", "VerifyOptions",
-      "VerifyProgress", "VerifyReport", "WritePolicy",
+      "BaseStoreOptions", "BlobCommit", "BlobContent", "BlobDelete", "BlobInfo", "BlobLinked", "BlobReadOptions", "BlobStore",
+      "ByteRange", "CatalogPage", "CounterSeries", "Created", "DeleteRepositoryOptions", "DeleteRepositoryReport",
+      "Descriptor", "Digest", "DigestAlgorithm", "ErrorCode", "ExpireCachedTagsOptions", "ExpireCachedTagsReport",
+      "Family", "GaugeSeries", "GcOptions", "GcReport", "HealthCheckOptions", "HealthChecks", "HistogramSeries",
+      "ImmutableTagPatterns", "ImmutableTags", "IndexPlatform", "LayerUrlRules", "ManifestDelete", "ManifestDeleted",
+      "ManifestPush", "ManifestStore", "ManifestValidation", "ManifestWrite", "Metrics", "PageAsk", "ParsedManifest",
+      "PendingWrite", "PolicyRefusal", "PullThroughOptions", "PullThroughUpstream", "QuarantineInfo", "Quota",
+      "QuotaLimits", "QuotaOptions", "QuotaUsage", "ReferencedBlob", "ReferrerDescriptor", "RegistryHandler",
+      "RegistryLimits", "RegistryOptions", "RegistryStores", "RemoveAbandonedUploadsOptions",
+      "RemoveAbandonedUploadsReport", "RepositoryDelete", "RepositoryStore", "ResolvedTag", "RetentionRule",
+      "StoreCall", "StoreWrapper", "StoredManifest", "TagDelete", "TagDetail", "TagDetailsOptions", "TagDetailsPage",
+      "TagPage", "TagStore", "UploadAppend", "UploadAppended", "UploadCommit", "UploadSession", "UploadStore",
+      "Upstream", "UpstreamBlob", "UpstreamManifest", "UpstreamManifestHead", "VerifyError", "VerifyMismatch",
+      "VerifyOptions", "VerifyProgress", "VerifyReport", "WithHeaders", "WritePolicy",
     ],
   },
   "./auth": {
@@ -139,7 +144,7 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
   },
   "./testing": {
     values: [
-      "describeStorageContract", "describeUserStoreContract",
+      "describeStorageContract", "describeStoreContract", "describeUserStoreContract",
     ],
     types: [
       "LargeStreamStats", "StorageContractOptions", "StorageContractSubject",

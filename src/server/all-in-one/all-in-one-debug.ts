@@ -10,7 +10,8 @@
  */
 import { metricsHandler } from "../../http/metrics.js";
 import type { LogHook } from "../../http/log.js";
-import { healthGate, healthStatusHandler, storageHealthCheck } from "../../registry/health.js";
+import { healthGate, healthStatusHandler } from "../../registry/health.js";
+import { storageHealthCheck } from "../../registry/stores/base/health-check.js";
 import type { StorageDriver } from "../../storage/driver.js";
 import { instrumentStorage } from "../../storage/instrumented.js";
 import { createHealthChecks } from "../../util/health.js";

@@ -7,7 +7,7 @@
  * @module
  */
 import type { LogHook } from "../../http/log.js";
-import { verifyBlobs } from "../../registry/verify.js";
+import { verifyBlobs } from "../../registry/stores/base/verify.js";
 import type { StorageDriver } from "../../storage/driver.js";
 import type { VerifyScheduleConfig } from "../config/config-verify.js";
 import { startPeriodic, type Periodic } from "./periodic.js";
