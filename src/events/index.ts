@@ -15,7 +15,7 @@
  * @module
  */
 export { EVENTS_MEDIA_TYPE, DISTRIBUTION_ACTIONS } from "./model.js";
-export type { EventAction, EventActor, EventDescriptor, EventRequest, EventSource, EventTarget, RegistryEvent } from "./model.js";
+export type { AuditEventRecord, EventAction, EventActor, EventDescriptor, EventRequest, EventSource, EventTarget, RegistryEvent } from "./model.js";
 export type { EventHook, EventListener, EventSink } from "./hook.js";
 export { createNotifier } from "./notifier.js";
 export type { Notifier, NotifierOptions } from "./notifier.js";

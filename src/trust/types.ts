@@ -61,7 +61,12 @@ export interface AcceptedSignature extends VerdictPlace {
    */
   by: string;
   /** For keyless signatures: the certificate's OIDC issuer and subject. */
-  identity?: { issuer: string; subject: string };
+  identity?: {
+    /** The OIDC issuer the certificate names. */
+    issuer: string;
+    /** The subject (SAN) the certificate names: an e-mail, a URI. */
+    subject: string;
+  };
 }
 
 /** A signature that was refused, with its reason code and a sentence for people. */

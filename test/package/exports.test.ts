@@ -88,7 +88,7 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
       "DISTRIBUTION_ACTIONS", "EVENTS_MEDIA_TYPE", "createNotifier",
     ],
     types: [
-      "EventAction", "EventActor", "EventDescriptor", "EventHook", "EventListener", "EventRequest",
+      "AuditEventRecord", "EventAction", "EventActor", "EventDescriptor", "EventHook", "EventListener", "EventRequest",
       "EventSink", "EventSource", "EventTarget", "Notifier", "NotifierOptions", "RegistryEvent",
       "WebhookEndpoint", "WebhookPost",
     ],

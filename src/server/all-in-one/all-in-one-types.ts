@@ -143,7 +143,14 @@ export interface AllInOneInfo {
     /** How many `registrykit.retention` rules each garbage collection applies. */
     retentionRules?: number;
     /** `registrykit.gc`: the scheduled garbage collection. */
-    gc?: { intervalMs: number; removeUntagged: boolean; dryRun: boolean };
+    gc?: {
+      /** Milliseconds between scheduled runs. */
+      intervalMs: number;
+      /** Whether untagged manifests go too. */
+      removeUntagged: boolean;
+      /** Whether the runs only report. */
+      dryRun: boolean;
+    };
   };
   /** The periodic blob verification (`registrykit.verify`), when on. */
   verify?: {
