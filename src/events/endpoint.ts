@@ -81,15 +81,16 @@ export function resolveEndpoint(endpoint: WebhookEndpoint): ResolvedEndpoint {
   };
 }
 
-/** Whether `endpoint` takes `event`: Distribution's actions and `audit`, minus the ignored ones. */
+/** Whether `endpoint` takes `event`: Distribution's actions only, minus the ignored ones. */
 export function wants(endpoint: ResolvedEndpoint, event: RegistryEvent): boolean {
   return takes(endpoint, event.action, event.target.mediaType);
 }
 
 /** {@link wants} for an event given by its action and its target's media type. */
 export function takes(endpoint: ResolvedEndpoint, action: EventAction, mediaType: string | undefined): boolean {
-  // Audit records go out too (issue 45): a receiver keeps an outside copy of the hash chain.
-  if (!(isDistributionAction(action) || action === "audit") || endpoint.ignoredActions.has(action)) return false;
+  // Only Distribution's actions, so that a Distribution config's receivers get what Distribution sends (audit
+  // records stay in the audit log and reach `onEvent` listeners; sending them to endpoints needs an opt-in: later).
+  if (!isDistributionAction(action) || endpoint.ignoredActions.has(action)) return false;
   return !(mediaType !== undefined && endpoint.ignoredMediaTypes.has(mediaType));
 }
 

@@ -39,7 +39,6 @@ export interface AppendBodyOptions {
   signal?: AbortSignal;
 }
 
-const NEVER = new AbortController().signal;
 
 /**
  * Append `body` (a request's) to `key`, which must currently hold `expectedSize`
@@ -58,7 +57,8 @@ export async function appendBody(storage: StorageDriver, body: ReadableStream<Ui
   let written = 0;
   let bodyFailed = false;
   const source = body;
-  const signal = options.signal ?? NEVER;
+  // No shared stand-in signal: workerd refuses one made at module scope, and one kept from another request.
+  const signal = options.signal;
   let stream: ReadableStream<Uint8Array> | Uint8Array = new Uint8Array(0);
   if (source) {
     const reader = source.getReader();
@@ -97,7 +97,7 @@ export async function appendBody(storage: StorageDriver, body: ReadableStream<Ui
     if (hasOwnedChunks(source)) markOwnedChunks(stream);
   }
   try {
-    const size = await storage.append(key, stream, { expectedSize, create, signal });
+    const size = await storage.append(key, stream, { expectedSize, create, ...(signal ? { signal } : {}) });
     return { size, written, hasher };
   } catch (error) {
     if (overLimit) throw options.tooLarge?.() ?? new RegistryError("SIZE_INVALID", "the upload is over its size limit", 413);
@@ -107,7 +107,7 @@ export async function appendBody(storage: StorageDriver, body: ReadableStream<Ui
         Range: `0-${Math.max(0, expectedSize - 1)}`,
       });
     }
-    if (bodyFailed || signal.aborted) {
+    if (bodyFailed || signal?.aborted) {
       throw new RegistryError("BLOB_UPLOAD_INVALID", "the request body could not be read to the end");
     }
     throw error;
