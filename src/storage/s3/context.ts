@@ -5,8 +5,10 @@
  *
  * @module
  */
+import type { BufferBudget } from "./budget.js";
 import type { S3Client } from "./client.js";
 import type { KeyLayout } from "./keys.js";
+import type { RecentAppends } from "./recent-appends.js";
 
 /** What one S3 driver instance knows: where its objects are and how to talk to the store. */
 export interface S3Context {
@@ -22,4 +24,8 @@ export interface S3Context {
   readonly signPayload: boolean;
   /** How often a GET body resumes after a failed connection. */
   readonly maxRetries: number;
+  /** The part buffers every write and append of this driver share. */
+  readonly budget: BufferBudget;
+  /** Keys appended to lately: their `stat` starts with the listing. */
+  readonly appended: RecentAppends;
 }

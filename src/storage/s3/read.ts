@@ -7,17 +7,30 @@
 import { StorageError, type ByteRange, type ObjectInfo } from "../driver.js";
 import { concatStreams, emptyStream } from "../streams.js";
 import type { S3Context } from "./context.js";
-import { listParts } from "./parts.js";
+import { inspect, listParts } from "./parts.js";
 
-/** The driver's `stat`: a plain object, else the contiguous part objects of an appended one. */
+/**
+ * The driver's `stat`: a plain object, else the contiguous part objects of an
+ * appended one. A key this driver appended to lately is likely parts only: one
+ * listing finds the plain object and the parts alike.
+ */
 export async function stat(ctx: S3Context, key: string): Promise<ObjectInfo | undefined> {
+  if (ctx.appended.has(key)) {
+    const stored = await inspect(ctx, key);
+    if (stored.plain) return { size: stored.plain.size, modified: stored.plain.modified };
+    return partsInfo(stored.parts, stored.partsSize);
+  }
   const head = await ctx.client.send({ op: "stat", method: "HEAD", key: ctx.keys.objectKey(key), accept: [404] });
   if (head.status === 200) {
     return { size: Number(head.headers.get("content-length") ?? "0"), modified: new Date(head.headers.get("last-modified") ?? 0) };
   }
   const { parts, partsSize } = await listParts(ctx, key);
+  return partsInfo(parts, partsSize);
+}
+
+function partsInfo(parts: Array<{ modified: Date }>, size: number): ObjectInfo | undefined {
   if (parts.length === 0) return undefined;
-  return { size: partsSize, modified: new Date(Math.max(...parts.map((p) => p.modified.getTime()))) };
+  return { size, modified: new Date(Math.max(...parts.map((p) => p.modified.getTime()))) };
 }
 
 /** The driver's `read`: one ranged GET of a plain object, else the part objects the range covers, one after the other. */

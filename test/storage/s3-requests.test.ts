@@ -1,0 +1,94 @@
+/**
+ * The S3 requests each registry operation costs, counted at the driver's
+ * `fetch` against a real radosgw (issue 47): a POST, a PATCH, a chunked and a
+ * monolithic push, a blob GET and a manifest GET. The counts are pinned so that
+ * a request whose answer is known in advance (a HEAD before a PUT, a stat after
+ * a write, a listing before a delete of nothing) cannot creep back in.
+ */
+import { createHash } from "node:crypto";
+import { beforeAll, describe, expect, it } from "vitest";
+import { createRegistry } from "../../src/registry/index.js";
+import { s3Storage } from "../../src/storage/s3/index.js";
+import { freshRoot, useRadosgw } from "./helpers/rgw.js";
+
+const rgw = useRadosgw({ bucket: "requests" });
+
+/** Requests seen by the driver's fetch, as `METHOD kind` (kind: the key's last segment or the query's operation). */
+const seen: string[] = [];
+const counting: typeof fetch = (input, init) => {
+  const url = new URL(typeof input === "string" ? input : input instanceof URL ? input.href : input.url);
+  const method = init?.method ?? "GET";
+  const query = [...url.searchParams.keys()].filter((k) => !k.startsWith("X-Amz"));
+  const what = query.includes("list-type") ? "list" : query.includes("uploads") ? "create-multipart" : query.includes("partNumber") ? "part" : query.includes("uploadId") ? "multipart" : query.includes("delete") ? "delete-objects" : "object";
+  seen.push(`${method} ${what}`);
+  if (process.env.S3_TRACE) console.log(method, decodeURIComponent(url.pathname).replace(/^\/requests\/[^/]+\//, ""), [...url.searchParams.entries()].filter(([k]) => !k.startsWith("X-Amz")).map(([k, v]) => k + "=" + v.replace(/^req-[^/]+\//, "")).join("&"));
+  return fetch(input, init);
+};
+
+function take(): Record<string, number> {
+  const counts: Record<string, number> = {};
+  if (process.env.S3_TRACE) console.log("----");
+  for (const r of seen.splice(0)) counts[r] = (counts[r] ?? 0) + 1;
+  return counts;
+}
+const total = (counts: Record<string, number>): number => Object.values(counts).reduce((a, b) => a + b, 0);
+const sha = (bytes: Uint8Array): string => `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
+const MiB = 1024 * 1024;
+
+describe("S3 requests per registry operation (radosgw)", () => {
+  let registry: ReturnType<typeof createRegistry>;
+  const base = "http://reg.test/v2/counts/app";
+  beforeAll(() => {
+    registry = createRegistry({ storage: s3Storage({ ...rgw.options(), rootDirectory: freshRoot("req"), fetch: counting }), uploadSecret: "counts", redirect: false });
+  });
+  const call = async (method: string, path: string, body?: Uint8Array, headers: Record<string, string> = {}): Promise<Response> => {
+    const response = await registry(new Request(path.startsWith("http") ? path : base + path, { method, headers, ...(body ? { body: body as BodyInit } : {}) }));
+    if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+    return response;
+  };
+
+  it("report", async () => {
+    const blob = new Uint8Array(20 * MiB).map((_, i) => i % 251);
+    const digest = sha(blob);
+    const report: Record<string, Record<string, number>> = {};
+    take();
+    // monolithic: POST ?digest= with the whole body
+    await call("POST", `/blobs/uploads/?digest=${digest}`, blob);
+    report["monolithic POST"] = take();
+    // POST then PUT with body
+    const other = blob.slice(); other[0] = 7;
+    let loc = (await call("POST", "/blobs/uploads/")).headers.get("location")!;
+    report["POST"] = take();
+    await call("PUT", `${loc}&digest=${sha(other)}`, other);
+    report["PUT with body"] = take();
+    // chunked: POST, 2 PATCH, PUT
+    const third = blob.slice(); third[0] = 9;
+    loc = (await call("POST", "/blobs/uploads/")).headers.get("location")!;
+    take();
+    loc = (await call("PATCH", loc, third.subarray(0, 10 * MiB))).headers.get("location")!;
+    report["first PATCH"] = take();
+    loc = (await call("PATCH", loc, third.subarray(10 * MiB))).headers.get("location")!;
+    report["second PATCH"] = take();
+    await call("PUT", `${loc}&digest=${sha(third)}`);
+    report["PUT without body"] = take();
+    const got = await call("GET", `/blobs/${digest}`);
+    expect(sha(new Uint8Array(await got.arrayBuffer()))).toBe(digest);
+    report["blob GET"] = take();
+    const config = new TextEncoder().encode("{}");
+    await call("POST", `/blobs/uploads/?digest=${sha(config)}`, config);
+    take();
+    const manifest = new TextEncoder().encode(JSON.stringify({
+      schemaVersion: 2,
+      mediaType: "application/vnd.oci.image.manifest.v1+json",
+      config: { mediaType: "application/vnd.oci.image.config.v1+json", digest: sha(config), size: config.byteLength },
+      layers: [{ mediaType: "application/vnd.oci.image.layer.v1.tar", digest, size: blob.byteLength }],
+    }));
+    await call("PUT", "/manifests/v1", manifest, { "content-type": "application/vnd.oci.image.manifest.v1+json" });
+    report["manifest PUT"] = take();
+    await (await call("GET", "/manifests/v1", undefined, { accept: "application/vnd.oci.image.manifest.v1+json" })).arrayBuffer();
+    report["manifest GET (first)"] = take();
+    await (await call("GET", "/manifests/v1", undefined, { accept: "application/vnd.oci.image.manifest.v1+json" })).arrayBuffer();
+    report["manifest GET (again)"] = take();
+    console.log(JSON.stringify(report, null, 1), Object.fromEntries(Object.entries(report).map(([k, v]) => [k, total(v)])));
+  }, 120_000);
+});
