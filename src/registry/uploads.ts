@@ -19,7 +19,7 @@ import { blobData, layerLink, uploadData } from "./layout.js";
 import { absolute, digestHeaders, empty } from "./responses.js";
 import { ensureRepository, exists } from "./storage-io.js";
 import { StorageError } from "../storage/driver.js";
-import { byteAllowance, callerKey, checkNewSession, overByteLimit, registerSession, removeSession, serialized } from "./upload-limits.js";
+import { byteAllowance, callerKey, checkNewSession, forgetSession, overByteLimit, registerSession, removeSession, serialized } from "./upload-limits.js";
 import type { UploadState } from "./upload-state.js";
 import { HEADERS, setPair } from "../oci/wire.js";
 import { blobTarget, emitEvent, repositoryCreated } from "./events.js";
@@ -135,7 +135,8 @@ async function commit(ctx: RegistryContext, request: Request, state: Pick<Upload
         if (error instanceof StorageError && error.code === "conflict") throw busy(size);
         throw error;
       }
-      await removeSession(ctx.storage, owner, name, uuid);
+      // The move took the upload's one object: no need to list its directory.
+      await forgetSession(ctx.storage, owner, uuid);
       await ctx.storage.write(layerLink(name, digest), new TextEncoder().encode(digest.value));
     });
   } catch (error) {
