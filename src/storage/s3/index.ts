@@ -67,11 +67,11 @@ export interface S3StorageOptions {
   rootDirectory?: string;
   /** Multipart part size in bytes; default 8 MiB, at least 5 MiB, at most 5 GiB. */
   partSize?: number;
-  /** Parts uploaded or copied in parallel by one write, append or move; default 4. A write or append buffers at most `partSize × (concurrency + 1)` bytes. */
+  /** Parts uploaded or copied in parallel by one write, append or move; default 2. A write or append buffers at most `partSize × (concurrency + 1)` bytes. */
   concurrency?: number;
   /**
    * The most bytes of part buffers all writes and appends of this driver hold
-   * together; default 48 MiB (six 8 MiB parts). A write beyond it waits for a
+   * together; default 24 MiB (three 8 MiB parts, what one write or append uses). A write beyond it waits for a
    * buffer, and every write gets at least one, so it bounds memory, not progress.
    */
   maxBufferedBytes?: number;
@@ -131,9 +131,9 @@ function createContext(options: S3StorageOptions): S3Context {
   if (!Number.isSafeInteger(partSize) || partSize < MIN_PART || partSize > MAX_PART) {
     throw new TypeError("s3Storage: partSize must be an integer from 5 MiB to 5 GiB");
   }
-  const concurrency = options.concurrency ?? 4;
+  const concurrency = options.concurrency ?? 2;
   if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new TypeError("s3Storage: concurrency must be a positive integer");
-  const maxBuffered = options.maxBufferedBytes ?? 48 * 1024 * 1024;
+  const maxBuffered = options.maxBufferedBytes ?? 24 * 1024 * 1024;
   if (!Number.isSafeInteger(maxBuffered) || maxBuffered < 1) throw new TypeError("s3Storage: maxBufferedBytes must be a positive integer");
   const root = (options.rootDirectory ?? "").replace(/^\/+|\/+$/g, "");
   if (root && !/^[A-Za-z0-9._@:+=/-]+$/.test(root)) throw new TypeError("s3Storage: rootDirectory has invalid characters");
