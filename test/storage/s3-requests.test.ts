@@ -171,6 +171,31 @@ describe("parts of an append in flight at once (radosgw)", () => {
   }, 60_000);
 });
 
+describe("a move's server-side copies (radosgw)", () => {
+  it("copies the parts of an assembly copyConcurrency at a time (was concurrency, 2): they cost no memory here", async () => {
+    let now = 0;
+    let peak = 0;
+    const watching: typeof fetch = async (input, init) => {
+      const headers = new Headers(init?.headers);
+      if (!headers.has("x-amz-copy-source")) return fetch(input, init);
+      peak = Math.max(peak, ++now);
+      try {
+        const response = await fetch(input, init);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        return response;
+      } finally {
+        now--;
+      }
+    };
+    const store = s3Storage({ ...rgw.options(), rootDirectory: freshRoot("copies"), partSize: 5 * MiB, fetch: watching });
+    const bytes = new Uint8Array(5 * MiB).fill(3);
+    for (let i = 0; i < 6; i++) await store.append("up/data", bytes, { expectedSize: i * 5 * MiB });
+    await store.move("up/data", "blob", { expectedSize: 30 * MiB });
+    expect(peak).toBe(6);
+    expect((await store.stat("blob"))?.size).toBe(30 * MiB);
+  }, 60_000);
+});
+
 describe("blob reads for a BYOB consumer (radosgw)", () => {
   it("hands a BYOB reader (the Node adapter's download path) as much as has arrived, up to its buffer, not one fetch chunk per read", async () => {
     const store = s3Storage({ ...rgw.options(), rootDirectory: freshRoot("byob") });

@@ -18,8 +18,10 @@ export interface S3Context {
   readonly keys: KeyLayout;
   /** Multipart part size in bytes (also the buffer size of a write). */
   readonly partSize: number;
-  /** Parts uploaded or copied in parallel by one write or move. */
+  /** Parts uploaded in parallel by one write or append. */
   readonly concurrency: number;
+  /** Parts copied (or merged) in parallel by one move's assembly. */
+  readonly copyConcurrency: number;
   /** Sign payload hashes instead of `UNSIGNED-PAYLOAD`. */
   readonly signPayload: boolean;
   /** How often a GET body resumes after a failed connection. */

@@ -67,8 +67,10 @@ export interface S3StorageOptions {
   rootDirectory?: string;
   /** Multipart part size in bytes; default 8 MiB, at least 5 MiB, at most 5 GiB. */
   partSize?: number;
-  /** Parts uploaded or copied in parallel by one write, append or move; default 2. A write or append buffers at most `partSize × (concurrency + 1)` bytes. */
+  /** Parts uploaded in parallel by one write or append; default 2. A write or append buffers at most `partSize × (concurrency + 1)` bytes. */
   concurrency?: number;
+  /** Parts copied server-side (`UploadPartCopy`, or small parts merged) in parallel by one move; default 8. Costs no part buffers. */
+  copyConcurrency?: number;
   /**
    * The most bytes of part buffers all writes and appends of this driver hold
    * together; default 24 MiB (three 8 MiB parts, what one write or append uses). A write beyond it waits for a
@@ -133,6 +135,8 @@ function createContext(options: S3StorageOptions): S3Context {
   }
   const concurrency = options.concurrency ?? 2;
   if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new TypeError("s3Storage: concurrency must be a positive integer");
+  const copyConcurrency = options.copyConcurrency ?? 8;
+  if (!Number.isSafeInteger(copyConcurrency) || copyConcurrency < 1) throw new TypeError("s3Storage: copyConcurrency must be a positive integer");
   const maxBuffered = options.maxBufferedBytes ?? 24 * 1024 * 1024;
   if (!Number.isSafeInteger(maxBuffered) || maxBuffered < 1) throw new TypeError("s3Storage: maxBufferedBytes must be a positive integer");
   const root = (options.rootDirectory ?? "").replace(/^\/+|\/+$/g, "");
@@ -154,7 +158,7 @@ function createContext(options: S3StorageOptions): S3Context {
     fetch: options.fetch ?? globalThis.fetch,
   });
   const budget = new BufferBudget(Math.floor(maxBuffered / partSize));
-  return { client, keys: new KeyLayout(root), partSize, concurrency, signPayload, maxRetries, budget, appended: new RecentAppends() };
+  return { client, keys: new KeyLayout(root), partSize, concurrency, copyConcurrency, signPayload, maxRetries, budget, appended: new RecentAppends() };
 }
 
 function readEnv(): Record<string, string | undefined> {
