@@ -143,7 +143,7 @@ export class PieceReader {
     if (this.#allocated === 0 && this.#budget) await this.#budget.take();
     if (this.#allocated < this.#poolSize && (this.#allocated === 0 || !this.#budget || this.#budget.tryTake())) {
       this.#allocated++;
-      return new Uint8Array(this.#partSize);
+      return this.#budget?.reuse(this.#partSize) ?? new Uint8Array(this.#partSize);
     }
     return new Promise((resolve) => this.#waiting.push(resolve));
   }
@@ -170,9 +170,8 @@ export class PieceReader {
    * is in flight any more (after the write or append finished or failed).
    */
   dispose(): void {
-    this.#budget?.give(this.#allocated);
+    this.#budget?.give(this.#allocated, this.#free.splice(0));
     this.#allocated = 0;
-    this.#free.length = 0;
   }
 
   /** Stop reading; cancels the source stream. */
