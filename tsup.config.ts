@@ -20,6 +20,7 @@ const entry: Record<string, string> = {
   "node/index": "src/node/index.ts",
   "server/index": "src/server/index.ts",
   "ui/index": "src/ui/index.ts",
+  "trust/index": "src/trust/index.ts",
   "cli/main": "src/cli/main.ts",
 };
 

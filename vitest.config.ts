@@ -26,10 +26,12 @@ export const SYSTEM = [
   "test/storage/s3-owned-chunks.test.ts",
   "test/storage/s3-requests.test.ts",
   "test/registry/verify-s3.test.ts",
+  "test/audit/log-s3.test.ts",
   "test/concurrency/upload-race.test.ts",
   // Azurite, the Azure Blob emulator from npm (test/storage/helpers/azurite.ts)
   "test/storage/azure.test.ts",
   "test/storage/azure-driver.test.ts",
+  "test/cli/serve-s3-bucket.test.ts",
   // the real CLI or server as a child process, killed with SIGKILL
   "test/crash/**/*.test.ts",
   "test/cli/bundle.test.ts",
@@ -39,6 +41,7 @@ export const SYSTEM = [
   "test/cli/serve-debug.test.ts",
   "test/cli/serve-tls.test.ts",
   "test/cli/verify.test.ts",
+  "test/cli/audit.test.ts",
   "test/cli/verify-schedule.test.ts",
   // npm pack of a fresh checkout (prepack builds), the tarball unpacked and loaded by node and tsc
   "test/package/pack.test.ts",
@@ -57,6 +60,10 @@ export const SYSTEM = [
   // real HTTP servers on 127.0.0.1 (serve(), node:http, Express, Hono)
   "test/adapters/**/*.test.ts",
   "test/cli/banner-server.test.ts",
+  // the audit log and sign-in throttling on a real server, clients from 127.0.0.1 and 127.0.0.2, a webhook receiver
+  "test/audit/server.test.ts",
+  // a mock Fulcio and Rekor (@sigstore/mock) on 127.0.0.1 for keyless signing
+  "test/trust/sigstore.test.ts",
   // stress and long fuzz: many concurrent pushes on the fs driver, random
   // operation sequences against a model on fs storage (~5-10 s each)
   "test/concurrency/push.test.ts",

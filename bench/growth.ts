@@ -42,7 +42,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { AwsClient } from "aws4fetch";
 import { collectGarbage, createRegistry } from "../src/registry/index.js";
-import { blobData, catalogEntry, tagLink } from "../src/registry/layout.js";
+import { blobData, catalogEntry, tagLink } from "../src/registry/stores/base/layout.js";
 import type { StorageDriver } from "../src/storage/driver.js";
 import { fsStorage } from "../src/storage/fs/index.js";
 import { memoryStorage } from "../src/storage/memory/index.js";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { readsRequestBasics } from "../http/request-basics.js";
+import { readsRequestBasics } from "../runtime/adapter-capabilities.js";
 
 /**
  * One resource and the actions wanted on (or granted for) it, as in the

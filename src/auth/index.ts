@@ -6,13 +6,13 @@
  *
  * Node-only file loaders (`pemKeysFromFiles`, `loadTrustStore`) are in
  * `registry-kit/node`. The parsers and checks behind these functions (PEM,
- * DER, `x5c` chains, the OAuth2 form) are not public.
+ * DER, `x5c` chains, the OAuth2 form), the registry's 401 challenge, the
+ * access index and the size limits are not public.
  *
  * @module
  */
 // The access vocabulary shared with the registry and users services.
 export type { Access, Authorizer, CredentialCheck, Principal } from "./access.js";
-export { allowAll } from "./access.js";
 export { bindingClaims, matchesBinding } from "./binding.js";
 export type { BindingClaims } from "./binding.js";
 
@@ -21,31 +21,29 @@ export { AuthError, JwtError } from "./errors.js";
 export type { AuthErrorCode, JwtErrorCode } from "./errors.js";
 
 // The registry's authorizer, and verification for other services.
-export { DEFAULT_AUTO_REDIRECT_PATH, createTokenAuthorizer, createTokenVerifier, verifiedTokenOf, verifyToken } from "./verifier.js";
-export type { TokenAuthorizerOptions, TokenVerifier, TokenVerifierOptions, TrustOptions, VerifiedToken } from "./verifier.js";
-export { DEFAULT_ALGORITHMS, MIN_RSA_BITS } from "./algorithms.js";
-export type { JwsAlgorithm } from "./algorithms.js";
-export { parseCertBundle, trustStoreFromKeys } from "./cert-bundle.js";
-export { MAX_JWKS_KEYS, createJwksHandler, jwksOf, parseJwks } from "./jwks.js";
-export type { JsonWebKeySet, JwksKey } from "./jwks.js";
-export type { TrustStore } from "./cert-bundle.js";
-export { challengeResponse } from "./challenge.js";
-export type { Challenge, ChallengeError } from "./challenge.js";
-export { covers, formatScope, indexAccess, parseScope } from "./scope.js";
+export { DEFAULT_AUTO_REDIRECT_PATH, createTokenAuthorizer, createTokenVerifier, verifiedTokenOf, verifyToken } from "./verifier/verifier.js";
+export type { TokenAuthorizerOptions, TokenVerifier, TokenVerifierOptions, TrustOptions, VerifiedToken } from "./verifier/verifier.js";
+export { DEFAULT_ALGORITHMS } from "./jwt/algorithms.js";
+export type { JwsAlgorithm } from "./jwt/algorithms.js";
+export { parseCertBundle, trustStoreFromKeys } from "./trust/cert-bundle.js";
+export { createJwksHandler, jwksOf, parseJwks } from "./trust/jwks.js";
+export type { JsonWebKeySet, JwksKey } from "./trust/jwks.js";
+export type { TrustStore } from "./trust/cert-bundle.js";
+export { covers, formatScope, parseScope } from "./scope.js";
 export type { AccessIndex } from "./scope.js";
 
 // The token service (the realm) and what it is built from.
-export { createTokenService } from "./token-service.js";
-export type { TokenResponseBody, TokenServiceOptions } from "./token-service.js";
-export { aclPolicy, defaultPolicy, defaultRules } from "./policy.js";
-export type { AccessPolicy, AclMatch, AclRule, DefaultPolicyOptions } from "./policy.js";
-export { memoryCredentials } from "./credentials.js";
-export { createBasicAuthorizer, htpasswdCheck } from "./htpasswd.js";
-export type { BasicAuthorizerOptions, HtpasswdCheck } from "./htpasswd.js";
-export type { MemoryCredentials, MemoryUser } from "./credentials.js";
+export { createTokenService } from "./token-service/token-service.js";
+export type { TokenResponseBody, TokenServiceOptions } from "./token-service/token-service.js";
+export { aclPolicy, defaultPolicy, defaultRules } from "./token-service/policy.js";
+export type { AccessPolicy, AclMatch, AclRule, DefaultPolicyOptions } from "./token-service/policy.js";
+export { memoryCredentials } from "./basic/credentials.js";
+export { createBasicAuthorizer, htpasswdCheck } from "./basic/htpasswd.js";
+export type { BasicAuthorizerOptions, HtpasswdCheck } from "./basic/htpasswd.js";
+export type { MemoryCredentials, MemoryUser } from "./basic/credentials.js";
 
 // Keys.
-export { cryptoKeys, generateSigningKeyPem, generatedKeys, hmacKeys, pemKeys } from "./keys.js";
+export { cryptoKeys, generateSigningKeyPem, generatedKeys, hmacKeys, pemKeys } from "./keys/keys.js";
 export type {
   CryptoKeysOptions,
   GenerateKeyOptions,
@@ -54,10 +52,10 @@ export type {
   KeyPem,
   KeyProvider,
   PemKeysOptions,
-} from "./keys.js";
-export { VerificationKey } from "./public-key.js";
-export { jwkThumbprint, libtrustKeyId, libtrustKeyIdOf } from "./kid.js";
+} from "./keys/keys.js";
+export { VerificationKey } from "./trust/public-key.js";
+export { jwkThumbprint, libtrustKeyId, libtrustKeyIdOf } from "./keys/kid.js";
 
 // JWTs, for tests and for issuing tokens outside the token service.
-export { MAX_TOKEN_LENGTH, decodeJwt, signJwt } from "./jwt.js";
-export type { DecodedJwt, JwtHeader, SignOptions, SigningKey, TokenClaims } from "./jwt.js";
+export { MAX_TOKEN_LENGTH, decodeJwt, signJwt } from "./jwt/jwt.js";
+export type { DecodedJwt, JwtHeader, SignOptions, SigningKey, TokenClaims } from "./jwt/jwt.js";

@@ -1,12 +1,14 @@
 /**
- * The start-up banner: what listens where, and where data and keys live.
+ * The start-up banner: what listens where, where data and keys live, read-only
+ * mode and the policies in force.
  *
  * @module
  */
 import type { AddressInfo } from "node:net";
 import { networkInterfaces } from "node:os";
-import type { AllInOneInfo } from "../server/all-in-one.js";
-import type { AllInOneConfig } from "../server/config.js";
+import type { AllInOneInfo } from "../server/all-in-one/all-in-one.js";
+import type { AllInOneConfig } from "../server/config/config.js";
+import { formatBytes } from "../util/size.js";
 
 /** The banner's first line; the CLI test waits for it. */
 export const READY = "registry-kit listening on";
@@ -58,18 +60,21 @@ export function bannerLines(url: string, info: AllInOneInfo, version: string, li
     }
   }
   lines.push(`  storage         ${info.storage}`);
+  if (info.readOnly) lines.push("  mode            READ-ONLY (storage.maintenance.readonly): every write gets 405, reads work");
+  lines.push(...policyLines(info.policies));
   for (const u of info.proxy ?? []) {
     const what = u.prefix === "" ? "every repository" : `${u.prefix}*`;
     lines.push(`  pull-through    ${what} from ${u.url}${u.authenticated ? " (with credentials)" : ""}, tags confirmed after ${formatInterval(u.ttlSeconds * 1000)}, pushes ${u.allowPush ? "allowed" : "refused"}`);
   }
   if (info.verify) lines.push(`  verify          every ${formatInterval(info.verify.intervalMs)}, ${info.verify.quarantine ? "quarantine on" : "report only"}`);
-  lines.push(`  keys            ${info.keyDirectory}`);
+  // A random in-memory upload secret means the directory could not be written, so nothing is kept there.
+  lines.push(`  keys            ${info.keyDirectory}${info.uploadSecret.source === "memory" ? " (not writable: nothing kept)" : ""}`);
   if (info.tokenService) {
     lines.push(`  signing key     ${info.tokenService.keyFile}${info.tokenService.keyCreated ? " (generated now)" : ""}`);
     if (info.tokenService.certificateFile) lines.push(`  root cert       ${info.tokenService.certificateFile} (give this to other registries as auth.token.rootcertbundle)`);
     lines.push(`  key id (kid)    ${info.tokenService.kid}`);
   }
-  lines.push(`  upload secret   ${info.uploadSecret.source === "config" ? "from http.secret" : `${info.uploadSecret.file}${info.uploadSecret.created ? " (generated now)" : ""}`}`);
+  lines.push(`  upload secret   ${uploadSecretLine(info.uploadSecret)}`);
   if (info.admin) {
     lines.push(`  administrator   "${info.admin.username}" created`);
     if (info.admin.password) {
@@ -80,6 +85,36 @@ export function bannerLines(url: string, info: AllInOneInfo, version: string, li
   lines.push(LAST_LINE);
   return lines;
 }
+
+/** One line per policy in force, the first headed `policies`; `none` without any. */
+function policyLines(policies: AllInOneInfo["policies"]): string[] {
+  const items: string[] = [];
+  const tags = policies?.immutableTags;
+  if (tags) {
+    const globs = Array.isArray(tags) ? tags.join(", ") : Object.entries(tags as Record<string, readonly string[]>).map(([repo, t]) => `${repo}: ${t.join(", ")}`).join("; ");
+    items.push(`immutable tags ${globs}`);
+  }
+  if (policies?.quotas) items.push(`quotas ${Object.entries(policies.quotas).map(([glob, bytes]) => `${glob} ${formatBytes(bytes)}`).join(", ")}`);
+  if (policies?.retentionRules) {
+    const rules = `${policies.retentionRules} rule${policies.retentionRules === 1 ? "" : "s"}`;
+    items.push(`retention ${rules}, applied by ${policies.gc ? "the scheduled gc" : "`registry-kit gc`"}`);
+  }
+  const gc = policies?.gc;
+  if (gc) items.push(`gc every ${formatInterval(gc.intervalMs)}${gc.removeUntagged ? ", untagged manifests removed" : ""}${gc.dryRun ? ", dry run (reports only)" : ""}`);
+  if (items.length === 0) return ["  policies        none"];
+  return items.map((item, i) => `${i === 0 ? "  policies        " : "                  "}${item}`);
+}
+
+function uploadSecretLine(secret: AllInOneInfo["uploadSecret"]): string {
+  if (secret.source === "config") return "from http.secret";
+  if (secret.source === "memory") return "random, in memory (lost at exit; see the warning above)";
+  return `${secret.file}${secret.created ? " (generated now)" : ""}`;
+}
+
+/** Distribution's warning when it generates the upload secret, word for word (registry/handlers/app.go). */
+export const RANDOM_SECRET_WARNING =
+  "No HTTP secret provided - generated random secret. This may cause problems with uploads if multiple registries are behind a load-balancer. " +
+  "To provide a shared secret, fill in http.secret in the configuration file or set the REGISTRY_HTTP_SECRET environment variable.";
 
 /** `86400000` → `24h`, `90000` → `90s`: the largest unit that divides the interval. */
 function formatInterval(ms: number): string {
@@ -121,12 +156,20 @@ function hostPort(host: string, port: number): string {
 
 /**
  * Start-up warnings about the running configuration (the CLI prints them to
- * stderr as `registry-kit: warning: …`). Today one: listening on every
- * interface while the token realm was derived from the listen address, which
- * names loopback, so clients on other hosts are sent to their own 127.0.0.1.
+ * stderr as `registry-kit: warning: …`): an upload secret generated in memory
+ * (Distribution's warning, and why the key directory was not used); listening
+ * on every interface while the token realm was derived from the listen
+ * address, which names loopback, so clients on other hosts are sent to their
+ * own 127.0.0.1.
  */
 export function startupWarnings(config: AllInOneConfig, info: AllInOneInfo): string[] {
   const warnings: string[] = [];
+  if (info.uploadSecret.source === "memory") {
+    warnings.push(
+      `${RANDOM_SECRET_WARNING} (Not kept in ${config.keyDirectory}: ${info.uploadSecret.reason ?? "not writable"}; ` +
+        "set registrykit.keydirectory to a writable directory to keep one across restarts.)",
+    );
+  }
   if (
     isAnyHost(config.http.host) &&
     info.auth.mode === "token" &&

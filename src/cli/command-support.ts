@@ -6,8 +6,8 @@
  * @module
  */
 import { readFile } from "node:fs/promises";
-import { parseConfigText, resolveConfig, type AllInOneConfig } from "../server/config.js";
-import type { CliIo } from "./main.js";
+import { parseConfigText, resolveConfig, type AllInOneConfig } from "../server/config/config.js";
+import type { CliIo } from "./io.js";
 
 /**
  * The configuration `registry-kit serve [file]` would run with. Throws (a

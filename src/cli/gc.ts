@@ -5,13 +5,13 @@
  *
  * @module
  */
-import { collectGarbage, type GcReport } from "../registry/gc/index.js";
+import { collectGarbage, type GcReport } from "../registry/stores/base/gc/index.js";
 import { expireCachedTags } from "../registry/index.js";
-import { describeStorage, openStorage } from "../server/all-in-one.js";
+import { describeStorage, openStorage } from "../server/all-in-one/all-in-one.js";
 import { formatBytes, loadCommandConfig } from "./command-support.js";
-import { configuredPolicies, gcSettings } from "../server/all-in-one-policy.js";
-import type { AllInOneConfig } from "../server/config.js";
-import type { CliIo } from "./main.js";
+import { configuredPolicies, gcSettings } from "../server/all-in-one/all-in-one-policy.js";
+import type { AllInOneConfig } from "../server/config/config.js";
+import type { CliIo } from "./io.js";
 
 export const GC_USAGE = `Usage: registry-kit gc [--dry-run] [--remove-untagged] [--grace-period=SECONDS] [--expire-cached=SECONDS] [CONFIG]
 

@@ -6,23 +6,28 @@
  */
 import { readFile } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
-import { readsRequestBasics } from "../http/request-basics.js";
+import { readsRequestBasics } from "../runtime/adapter-capabilities.js";
 import { serve, TlsConfigError, type RunningServer, type ServeOptions } from "../node/index.js";
 import { attachAccessLog, type RequestEmitter } from "./access-log.js";
-import { createAllInOne, type AllInOne } from "../server/all-in-one.js";
+import { createAllInOne, type AllInOne } from "../server/all-in-one/all-in-one.js";
 import { bannerLines, listenAddress, startupWarnings } from "./banner.js";
-import { ConfigError, parseConfigText, resolveConfig, type AllInOneConfig } from "../server/config.js";
+import { ConfigError, parseConfigText, resolveConfig, type AllInOneConfig } from "../server/config/config.js";
 import { gcCommand } from "./gc.js";
 import { cliLogHook } from "./log.js";
 import { verifyCommand } from "./verify.js";
 import { usersCommand } from "./users.js";
 import { repositoriesCommand } from "./repositories.js";
+import { defaultIo, type CliIo } from "./io.js";
+import { auditCommand } from "./audit.js";
+
+export type { CliIo } from "./io.js";
 
 const USAGE = `Usage: registry-kit serve [CONFIG]
        registry-kit gc [--dry-run] [--remove-untagged] [CONFIG]   (see registry-kit gc --help)
        registry-kit verify [--quarantine] [--dry-run] [--json] [CONFIG]   (see registry-kit verify --help)
        registry-kit users list|add|passwd|admin|delete …   (see registry-kit users --help)
        registry-kit repositories delete NAME [--force] [CONFIG] | quotas [CONFIG]
+       registry-kit audit list [--since TIME] [--project NAME] | verify [CONFIG]   (see registry-kit audit --help)
 
 Runs a container registry (/v2/), its token service (/service/token) and the
 user-management API (/api/users) on one origin.
@@ -33,21 +38,6 @@ user-management API (/api/users) on one origin.
 
 Environment: REGISTRY_<SECTION>_<KEY> overrides any key (e.g. REGISTRY_HTTP_ADDR),
 REGISTRY_KIT_ADMIN_USER / REGISTRY_KIT_ADMIN_PASSWORD set the first administrator.`;
-
-/** Where the CLI writes; replaceable in tests. */
-export interface CliIo {
-  out: (line: string) => void;
-  err: (line: string) => void;
-  env: Record<string, string | undefined>;
-  cwd: string;
-}
-
-const defaultIo = (): CliIo => ({
-  out: (line) => process.stdout.write(`${line}\n`),
-  err: (line) => process.stderr.write(`${line}\n`),
-  env: process.env,
-  cwd: process.cwd(),
-});
 
 /**
  * Run the CLI. Resolves to an exit code when the command ends by itself
@@ -68,6 +58,7 @@ export async function main(argv: string[], io: CliIo = defaultIo()): Promise<num
   if (command === "verify") return verifyCommand(rest, io);
   if (command === "users") return usersCommand(rest, io);
   if (command === "repositories") return repositoriesCommand(rest, io);
+  if (command === "audit") return auditCommand(rest, io);
   if (command !== "serve" || rest.length > 1 || rest.some((a) => a.startsWith("-"))) {
     io.err(USAGE);
     return 2;

@@ -7,12 +7,12 @@
  * @module
  */
 import { deleteRepository, RegistryError } from "../registry/index.js";
-import { openStorage } from "../server/all-in-one.js";
-import { configuredPolicies } from "../server/all-in-one-policy.js";
-import type { AllInOneConfig } from "../server/config.js";
+import { openStorage } from "../server/all-in-one/all-in-one.js";
+import { configuredPolicies } from "../server/all-in-one/all-in-one-policy.js";
+import type { AllInOneConfig } from "../server/config/config.js";
 import { formatBytes } from "../util/size.js";
 import { loadCommandConfig } from "./command-support.js";
-import type { CliIo } from "./main.js";
+import type { CliIo } from "./io.js";
 
 export const REPOSITORIES_USAGE = `Usage: registry-kit repositories delete NAME [--force] [CONFIG]
        registry-kit repositories quotas [CONFIG]

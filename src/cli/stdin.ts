@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { CliIo } from "./main.js";
+import type { CliIo } from "./io.js";
 
 /** Most bytes read from a pipe: a password is at most 128 characters. */
 const MAX_INPUT = 64 * 1024;

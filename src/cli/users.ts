@@ -10,11 +10,11 @@
 import {
   createAccount, deleteAccount, listAccounts, resetPassword, setAdministrator, storageUserStore, UserStoreError, type PublicUser, type UserStore,
 } from "../users/index.js";
-import { openStorage } from "../server/all-in-one.js";
-import type { AllInOneConfig } from "../server/config.js";
+import { openStorage } from "../server/all-in-one/all-in-one.js";
+import type { AllInOneConfig } from "../server/config/config.js";
 import { loadCommandConfig } from "./command-support.js";
 import { readSecretLine } from "./stdin.js";
-import type { CliIo } from "./main.js";
+import type { CliIo } from "./io.js";
 
 export const USERS_USAGE = `Usage: registry-kit users list [--json] [CONFIG]
        registry-kit users add NAME [--admin] [--email=ADDRESS] [CONFIG]

@@ -6,11 +6,11 @@
  *
  * @module
  */
-import { verifyBlobs, type VerifyReport } from "../registry/verify.js";
-import { describeStorage, openStorage } from "../server/all-in-one.js";
+import { verifyBlobs, type VerifyReport } from "../registry/stores/base/verify.js";
+import { describeStorage, openStorage } from "../server/all-in-one/all-in-one.js";
 import { formatBytes, loadCommandConfig } from "./command-support.js";
-import type { AllInOneConfig } from "../server/config.js";
-import type { CliIo } from "./main.js";
+import type { AllInOneConfig } from "../server/config/config.js";
+import type { CliIo } from "./io.js";
 
 export const VERIFY_USAGE = `Usage: registry-kit verify [--quarantine] [--dry-run] [--json] [--concurrency=N] [CONFIG]
 

@@ -98,20 +98,10 @@ export interface RegistryUpstream {
 export function registryUpstream(options: RegistryUpstreamOptions): RegistryUpstream {
   const base = new URL(options.url);
   if (base.protocol !== "http:" && base.protocol !== "https:") throw new TypeError("upstream url must be http: or https:");
-  const host = registryKey(base);
   const timeoutMs = (options.timeoutSeconds ?? 30) * 1000;
   const maxManifestBytes = options.maxManifestBytes ?? 4 * 1024 * 1024;
-  const given = options.credentials;
-  const credentials: CredentialStore = {
-    async get(registry) {
-      if (registry !== host || !given) return undefined;
-      const c = typeof given === "function" ? await given({ registry }) : given;
-      return c ? encodeBasic(c.username, c.password) : undefined;
-    },
-    async set() {},
-    async delete() {},
-  };
   const realmAllowed = realmPolicy(base, trustedRealms(options.realms ?? []), options.log ?? silent);
+  const credentials = upstreamCredentials(registryKey(base), options.credentials);
   const transport = new Transport({ credentials, realmAllowed, userAgent: options.userAgent ?? "registry-kit-proxy", ...(options.fetch ? { fetch: options.fetch } : {}) });
 
   /** Send with a timeout that covers the headers; `keep` extends it over the body too. */
@@ -135,24 +125,6 @@ export function registryUpstream(options: RegistryUpstreamOptions): RegistryUpst
       throw new RegistryClientError("UNREACHABLE", `${what}: ${error instanceof Error ? error.message : String(error)}`, 0);
     }
   };
-  const expectOk = async (response: Response, what: string): Promise<boolean> => {
-    if (response.status === 404) {
-      discard(response);
-      return false;
-    }
-    if (response.status !== 200) {
-      const refused = refusesRepository(response);
-      const error = await errorFromResponse(response, what);
-      // The login worked (or was not needed), the repository is closed to this account: not a failure of ours.
-      throw refused ? Object.assign(error, { refused: "repository" as const }) : error;
-    }
-    return true;
-  };
-  const sizeOf = (response: Response): number | undefined => {
-    const value = response.headers.get("content-length");
-    return value !== null && /^\d+$/.test(value) ? Number(value) : undefined;
-  };
-
   return {
     async headManifest(name, reference, signal) {
       const what = `upstream HEAD ${name}:${reference}`;
@@ -202,6 +174,40 @@ export function registryUpstream(options: RegistryUpstreamOptions): RegistryUpst
       return { body: idleLimited(response.body, timeoutMs, what), ...(size !== undefined ? { size } : {}) };
     },
   };
+}
+
+/** The upstream's credentials, as a store that offers them to `host` only and keeps nothing. */
+function upstreamCredentials(host: string, given: RegistryUpstreamOptions["credentials"]): CredentialStore {
+  return {
+    async get(registry) {
+      if (registry !== host || !given) return undefined;
+      const c = typeof given === "function" ? await given({ registry }) : given;
+      return c ? encodeBasic(c.username, c.password) : undefined;
+    },
+    async set() {},
+    async delete() {},
+  };
+}
+
+/** `false` for a 404 (its body discarded), `true` for a 200; any other answer throws its `RegistryClientError`. */
+async function expectOk(response: Response, what: string): Promise<boolean> {
+  if (response.status === 404) {
+    discard(response);
+    return false;
+  }
+  if (response.status !== 200) {
+    const refused = refusesRepository(response);
+    const error = await errorFromResponse(response, what);
+    // The login worked (or was not needed), the repository is closed to this account: not a failure of ours.
+    throw refused ? Object.assign(error, { refused: "repository" as const }) : error;
+  }
+  return true;
+}
+
+/** The `Content-Length` of `response` when it is a plain number. */
+function sizeOf(response: Response): number | undefined {
+  const value = response.headers.get("content-length");
+  return value !== null && /^\d+$/.test(value) ? Number(value) : undefined;
 }
 
 /**

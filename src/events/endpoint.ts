@@ -81,14 +81,15 @@ export function resolveEndpoint(endpoint: WebhookEndpoint): ResolvedEndpoint {
   };
 }
 
-/** Whether `endpoint` takes `event`: Distribution's actions only, minus the ignored ones. */
+/** Whether `endpoint` takes `event`: Distribution's actions and `audit`, minus the ignored ones. */
 export function wants(endpoint: ResolvedEndpoint, event: RegistryEvent): boolean {
   return takes(endpoint, event.action, event.target.mediaType);
 }
 
 /** {@link wants} for an event given by its action and its target's media type. */
 export function takes(endpoint: ResolvedEndpoint, action: EventAction, mediaType: string | undefined): boolean {
-  if (!isDistributionAction(action) || endpoint.ignoredActions.has(action)) return false;
+  // Audit records go out too (issue 45): a receiver keeps an outside copy of the hash chain.
+  if (!(isDistributionAction(action) || action === "audit") || endpoint.ignoredActions.has(action)) return false;
   return !(mediaType !== undefined && endpoint.ignoredMediaTypes.has(mediaType));
 }
 

@@ -120,8 +120,15 @@ export function eventEmitter(options: EmitterOptions): Emit {
       const sink = partsSinks[0]!;
       return (request, parts) => recordParts(sink, parts, source, request, log);
     }
-    return async (request, parts) => {
-      for (const sink of partsSinks) await recordParts(sink, parts, source, request, log);
+    // Several sinks (the notifier and the audit log): still RECORDED when each says so, so a pull waits no turn.
+    return (request, parts) => {
+      let pending: Promise<void>[] | undefined;
+      for (const sink of partsSinks) {
+        const recorded = recordParts(sink, parts, source, request, log);
+        if (recorded !== RECORDED) (pending ??= []).push(recorded);
+      }
+      if (pending === undefined) return RECORDED;
+      return pending.length === 1 ? pending[0]! : Promise.all(pending).then(() => undefined);
     };
   }
   return (request, parts) => {

@@ -27,6 +27,9 @@ export const DISTRIBUTION_ACTIONS = ["push", "pull", "mount", "delete"] as const
  * - `user.created`, `user.updated`, `user.deleted`, `user.password_changed`,
  *   `user.admin_changed`: the users API changed an account.
  * - `gc.completed`: a garbage collection run finished.
+ * - `audit`: a record was appended to the audit log (docs/audit.md); its
+ *   `target.audit` says which. Endpoints receive it too (drop it with
+ *   `ignore.actions: [audit]`).
  */
 export type EventAction =
   | (typeof DISTRIBUTION_ACTIONS)[number]
@@ -41,7 +44,8 @@ export type EventAction =
   | "user.deleted"
   | "user.password_changed"
   | "user.admin_changed"
-  | "gc.completed";
+  | "gc.completed"
+  | "audit";
 
 /** A content descriptor, as in the OCI image spec. */
 export interface EventDescriptor {
@@ -81,6 +85,24 @@ export interface EventTarget {
   scope?: string;
   /** What a `gc.completed` run or a repository delete (`repository.emptied`) did (counts). */
   report?: Record<string, number | boolean>;
+  /** The record of an `audit` event: its place in the log and the hashes that chain it (an external copy of the chain). */
+  audit?: AuditEventRecord;
+}
+
+/** What an `audit` event carries of its record (the whole record is in the log, docs/audit.md). */
+export interface AuditEventRecord {
+  /** The record's sequence number. */
+  seq: number;
+  /** SHA-256 (hex) of the record's stored bytes. */
+  hash: string;
+  /** SHA-256 (hex) of the record before it. */
+  prev: string;
+  /** The record's action (`signin`, `push`, `user.created`, …). */
+  action: string;
+  /** `ok`, `refused`, `locked` or `error`. */
+  result: string;
+  /** The record's project, when it has one. */
+  project?: string;
 }
 
 /** The request that caused an event. */

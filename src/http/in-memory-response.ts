@@ -13,20 +13,28 @@
  * behaves as a Response with that body.
  *
  * Other runtimes (Bun, Deno, workers) read a Response's internal body, not
- * its `body` getter, so handlers build one only for requests marked by an
- * adapter that reads it with {@link takeInMemoryBody} ({@link markInMemoryReader});
- * every other request gets a plain `Response`.
+ * its `body` getter, so handlers build one only for requests whose adapter
+ * offers it (`respondInMemory` of src/runtime/adapter-capabilities.ts, which
+ * {@link inMemoryResponse} checks); every other request gets a plain `Response`.
  *
  * @module
  */
-import { initPairs } from "./header-pairs.js";
+import { ADAPTER_CAPABILITIES, type AdapterCapabilities } from "../runtime/adapter-capabilities.js";
+import { initPairs } from "../oci/wire.js";
 
-/** Requests whose adapter takes in-memory bodies directly. */
-const readers = new WeakSet<Request>();
+export { inMemoryResponse } from "../runtime/adapter-capabilities.js";
 
-/** Mark `request` as coming from an adapter that calls {@link takeInMemoryBody} on the response. */
+/** The capability of an adapter that writes {@link InMemoryResponse}s itself with {@link takeInMemoryBody}. */
+export const IN_MEMORY_RESPONSES: AdapterCapabilities = {
+  respondInMemory: (body, init) => new InMemoryResponse(body, init),
+};
+
+/**
+ * Offer {@link IN_MEMORY_RESPONSES} on `request`, for an adapter (or a test)
+ * whose requests are not of a class that offers it already.
+ */
 export function markInMemoryReader(request: Request): void {
-  readers.add(request);
+  Object.defineProperty(request, ADAPTER_CAPABILITIES, { value: IN_MEMORY_RESPONSES, configurable: true });
 }
 
 const decoder = new TextDecoder(); // strips a UTF-8 BOM, as Response.text() does
@@ -142,14 +150,6 @@ export class InMemoryResponse extends Response {
     this.#stream = mine;
     return new Response(theirs, init);
   }
-}
-
-/**
- * A response with `body` for `request`: an {@link InMemoryResponse} when the
- * request's adapter reads those, a plain `Response` otherwise.
- */
-export function inMemoryResponse(request: Request | undefined, body: Uint8Array, init: ResponseInit): Response {
-  return request && readers.has(request) ? new InMemoryResponse(body, init) : new Response(body as Uint8Array<ArrayBuffer>, init);
 }
 
 /**

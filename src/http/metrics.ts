@@ -18,7 +18,7 @@
  * @module
  */
 import { InMemoryResponse } from "./in-memory-response.js";
-import { onlyReadsRequestBasics, readsRequestBasics } from "./request-basics.js";
+import { onlyReadsRequestBasics, readsRequestBasics } from "../runtime/adapter-capabilities.js";
 import { HTTP_DURATION_BUCKETS, PROMETHEUS_CONTENT_TYPE, SIZE_BUCKETS, type Family, type GaugeSeries, type HistogramSeries, type Metrics } from "../util/metrics.js";
 
 /** The families of one {@link Metrics} that {@link instrumentHandler} reports into. */

@@ -6,7 +6,8 @@
  * @module
  */
 import type { IncomingMessage } from "node:http";
-import { bytesReleased, markOwnedChunks } from "../util/owned-chunks.js";
+import { markOwnedChunks } from "../runtime/adapter-capabilities.js";
+import { bytesReleased } from "../util/owned-chunks.js";
 import { collectIfGrown } from "./old-generation.js";
 
 /** Bytes queued in the web stream before the socket is paused. */

@@ -24,8 +24,8 @@ export { parseHost } from "./host.js";
 // Node-only pieces of other parts, so that one subpath holds everything that needs Node.
 export { ociLayoutStore } from "../client/oci-layout.node.js";
 export { fileCredentialStore } from "../client/credentials-file.node.js";
-export { pemKeysFromFiles, readRootCertBundle, loadTrustStore } from "../auth/keys.node.js";
-export type { PemKeyFiles } from "../auth/keys.node.js";
-export { htpasswdCredentials } from "../auth/htpasswd.node.js";
-export type { HtpasswdCredentialsOptions } from "../auth/htpasswd.node.js";
+export { pemKeysFromFiles, readRootCertBundle, loadTrustStore } from "../auth/keys/keys.node.js";
+export type { PemKeyFiles } from "../auth/keys/keys.node.js";
+export { htpasswdCredentials } from "../auth/basic/htpasswd.node.js";
+export type { HtpasswdCredentialsOptions } from "../auth/basic/htpasswd.node.js";
 export { nodeWebhookPost, type NodeWebhookPostOptions } from "../events/webhook-post.node.js";

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { HEADER_PAIRS, type HeaderPairs } from "../http/header-pairs.js";
-import { markInMemoryReader } from "../http/in-memory-response.js";
+import { InMemoryResponse } from "../http/in-memory-response.js";
+import { ADAPTER_CAPABILITIES, type AdapterCapabilities, type HeaderPairs } from "../runtime/adapter-capabilities.js";
 import { NodeRequest } from "./node-request.js";
 
 /** What a light request answers from. */
@@ -32,7 +32,7 @@ const STATE = Symbol("registry-kit.lightRequest");
  * marked handlers get one. Why at all: a real `Request` costs about a tenth
  * of a small request's CPU (undici makes an `AbortSignal` for each).
  */
-class LightRequest {
+class LightRequest implements AdapterCapabilities {
   readonly [STATE]: LightState;
   constructor(state: LightState) {
     this[STATE] = state;
@@ -47,14 +47,22 @@ class LightRequest {
     const state = this[STATE];
     return (state.headers ??= new Headers(state.pairs));
   }
+  /** Its own capabilities (src/runtime/adapter-capabilities.ts): no object made per request. */
+  get [ADAPTER_CAPABILITIES](): AdapterCapabilities {
+    return this;
+  }
   /**
    * The header lines as received, for readers that need a few values without a
    * `Headers` (src/http/header-pairs.ts); none once `headers` exists, since a
    * caller may have changed it.
    */
-  get [HEADER_PAIRS](): HeaderPairs | undefined {
+  get headerPairs(): HeaderPairs | undefined {
     const state = this[STATE];
     return state.headers === undefined ? state.pairs : undefined;
+  }
+  /** writeResponse takes in-memory bodies directly (see in-memory-response.ts). */
+  respondInMemory(body: Uint8Array, init: ResponseInit): Response {
+    return new InMemoryResponse(body, init);
   }
   get signal(): AbortSignal {
     return this[STATE].signal();
@@ -106,7 +114,5 @@ function delegateToRealRequest(): void {
 /** A light request (see {@link LightRequest}) for the adapter to hand a handler marked `readsRequestBasics`. */
 export function lightRequest(state: LightState): Request {
   if (!delegating) delegateToRealRequest();
-  const request = new LightRequest(state) as unknown as Request;
-  markInMemoryReader(request);
-  return request;
+  return new LightRequest(state) as unknown as Request;
 }

@@ -6,7 +6,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Http2ServerRequest } from "node:http2";
 import { silent, type LogHook } from "../http/log.js";
-import { onlyReadsRequestBasics } from "../http/request-basics.js";
+import { onlyReadsRequestBasics } from "../runtime/adapter-capabilities.js";
+import { rememberPeer } from "../http/client-address.js";
 import { BadRequestError, toRequest, type RequestOptions } from "./request.js";
 import { writeResponse } from "./response.js";
 import { countRequest } from "./old-generation.js";
@@ -103,6 +104,7 @@ async function handle(
   let request: Request;
   try {
     request = toRequest(req, signal, options, sendContinue, basicsOnly);
+    rememberPeer(request, req.socket?.remoteAddress);
   } catch (error) {
     if (!(error instanceof BadRequestError)) throw error;
     res.shouldKeepAlive = false;

@@ -3,7 +3,8 @@
  *
  * @module
  */
-import { markInMemoryReader } from "../http/in-memory-response.js";
+import { IN_MEMORY_RESPONSES } from "../http/in-memory-response.js";
+import { ADAPTER_CAPABILITIES, type AdapterCapabilities } from "../runtime/adapter-capabilities.js";
 
 /**
  * The `Request` handlers get from the adapter: a real `Request` whose
@@ -21,7 +22,10 @@ export class NodeRequest extends Request {
     super(url, init);
     if (typeof signal === "function") Object.defineProperty(this, "signal", { get: signal, enumerable: false });
     else Object.defineProperty(this, "signal", { value: signal, enumerable: false });
-    // writeResponse takes in-memory bodies directly (see in-memory-response.ts).
-    markInMemoryReader(this);
+  }
+
+  /** writeResponse takes in-memory bodies directly (see in-memory-response.ts). On the prototype: nothing to do per request. */
+  get [ADAPTER_CAPABILITIES](): AdapterCapabilities {
+    return IN_MEMORY_RESPONSES;
   }
 }

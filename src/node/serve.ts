@@ -12,7 +12,7 @@ import type { AddressInfo } from "node:net";
 import { acceptH2c } from "./h2c.js";
 import { createNodeListeners, type FetchHandler, type NodeListenerOptions, type NodeListeners } from "./listener.js";
 import { closeHttpServer, trackHttp2Secure } from "./shutdown.js";
-import { resolveTls, type ServeTlsOptions } from "./tls.js";
+import { answerPlainHttp, resolveTls, type ServeTlsOptions } from "./tls.js";
 
 /** Options of {@link serve}. */
 export interface ServeOptions extends NodeListenerOptions {
@@ -82,7 +82,9 @@ export interface RunningServer {
  * (see {@link createNodeListeners}) and keeps Node's default `clientError`
  * handling of plain http, which answers garbage (such as a TLS ClientHello
  * sent by a client that tries https first) with `400 Bad Request`, the
- * answer skopeo needs to fall back to plain http.
+ * answer skopeo needs to fall back to plain http. With TLS, plain HTTP sent to
+ * the port gets Go's `400` "Client sent an HTTP request to an HTTPS server."
+ * (see `answerPlainHttp`), as from Distribution.
  */
 export async function serve(handler: FetchHandler, options: ServeOptions = {}): Promise<RunningServer> {
   if (options.tls && options.h2c) throw new TypeError("serve(): h2c is cleartext HTTP/2; with tls, HTTP/2 is negotiated (option http2)");
@@ -130,10 +132,12 @@ function plainServer(listeners: NodeListeners, options: ServeOptions): Made {
 
 async function secureServer(listeners: NodeListeners, options: ServeOptions): Promise<Made> {
   const tls = await resolveTls(options.tls!);
+  const firstBytesTimeout = options.headersTimeout ?? 60_000;
   if (options.http2 === false) {
     const server = createHttpsServer({ ...http1Options(options), ...tls }, listeners.request);
     server.on("checkContinue", listeners.checkContinue);
-    return { server, close: (timeoutMs) => closeHttpServer(server, new Set(), timeoutMs) };
+    const plain = answerPlainHttp(server, firstBytesTimeout);
+    return { server, close: (timeoutMs) => (plain.destroyPending(), closeHttpServer(server, new Set(), timeoutMs)) };
   }
   // The compatibility API hands both HTTP/2 and HTTP/1.1 requests to the same listeners.
   const request = listeners.request as unknown as (req: Http2ServerRequest, res: Http2ServerResponse) => void;
@@ -143,5 +147,6 @@ async function secureServer(listeners: NodeListeners, options: ServeOptions): Pr
   Object.assign(server, { requestTimeout, headersTimeout, keepAliveTimeout });
   server.on("checkContinue", listeners.checkContinue as unknown as typeof request);
   const closer = trackHttp2Secure(server);
-  return { server, close: (timeoutMs) => closer.close(timeoutMs) };
+  const plain = answerPlainHttp(server, firstBytesTimeout);
+  return { server, close: (timeoutMs) => (plain.destroyPending(), closer.close(timeoutMs)) };
 }

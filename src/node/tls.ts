@@ -1,11 +1,13 @@
 /**
  * The TLS options of {@link serve}: certificate and key, client CAs, the
- * minimum version and the cipher list, read and checked before listening.
+ * minimum version and the cipher list, read and checked before listening;
+ * and the answer to plain HTTP sent to the TLS port.
  *
  * @module
  */
 import { readFile } from "node:fs/promises";
-import { createSecureContext, type SecureContextOptions, type SecureVersion } from "node:tls";
+import type { Socket } from "node:net";
+import { createSecureContext, type SecureContextOptions, type SecureVersion, type Server as TlsServer } from "node:tls";
 
 /** TLS for {@link serve}. Each PEM may be given inline or as a file to read at start-up. */
 export interface ServeTlsOptions {
@@ -80,4 +82,67 @@ async function pemFile(what: string, file: string): Promise<Buffer> {
     const code = (error as NodeJS.ErrnoException).code;
     throw new TlsConfigError(`cannot read the TLS ${what} file ${file}: ${code ?? (error as Error).message}`);
   }
+}
+
+/**
+ * Go's answer to plain HTTP on a TLS port, byte for byte (net/http's
+ * `conn.serve`), which Distribution sends: a client pointed at `http://` by
+ * mistake gets a reason instead of an empty reply.
+ */
+export const PLAIN_HTTP_ANSWER = "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
+
+/** The first five bytes Go takes for plain HTTP (`tlsRecordHeaderLooksLikeHTTP`). */
+const HTTP_STARTS = new Set(["GET /", "HEAD ", "POST ", "PUT /", "OPTIO"]);
+
+/** A TLS record of type handshake: a ClientHello starts so. */
+const TLS_HANDSHAKE = 0x16;
+
+/** What {@link answerPlainHttp} gives back, for shutdown. */
+export interface PlainHttpGuard {
+  /** Drop the connections still waiting for their first bytes (they are no request yet). */
+  destroyPending(): void;
+}
+
+/**
+ * Look at the first bytes of every connection to `server` before TLS sees
+ * them: a TLS handshake (or anything but plain HTTP) goes on to the server's
+ * own TLS listener with the bytes put back (Node's `TLSSocket` reads what a
+ * socket holds); a plain HTTP request line gets {@link PLAIN_HTTP_ANSWER} and
+ * the connection is closed. A connection that sends nothing is dropped after
+ * `firstBytesTimeoutMs`, as the TLS handshake timeout would.
+ */
+export function answerPlainHttp(server: TlsServer, firstBytesTimeoutMs: number): PlainHttpGuard {
+  const tlsListeners = server.listeners("connection") as ((socket: Socket) => void)[];
+  server.removeAllListeners("connection");
+  const pending = new Set<Socket>();
+  server.on("connection", (socket: Socket) => {
+    pending.add(socket);
+    let head: Buffer = Buffer.alloc(0);
+    const done = (): void => {
+      pending.delete(socket);
+      socket.off("data", onData);
+      socket.setTimeout(0);
+    };
+    const onData = (chunk: Buffer): void => {
+      head = head.length === 0 ? chunk : Buffer.concat([head, chunk]);
+      if (head[0] !== TLS_HANDSHAKE && head.length < 5) return; // Go reads the whole 5-byte record header
+      done();
+      socket.pause();
+      if (head[0] !== TLS_HANDSHAKE && HTTP_STARTS.has(head.subarray(0, 5).toString("latin1"))) {
+        socket.end(PLAIN_HTTP_ANSWER);
+        return;
+      }
+      socket.unshift(head);
+      for (const listener of tlsListeners) listener.call(server, socket);
+    };
+    socket.on("data", onData);
+    socket.once("close", () => pending.delete(socket));
+    socket.setTimeout(firstBytesTimeoutMs, () => socket.destroy());
+  });
+  return {
+    destroyPending: () => {
+      for (const socket of pending) socket.destroy();
+      pending.clear();
+    },
+  };
 }

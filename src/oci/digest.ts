@@ -10,8 +10,9 @@ import { RegistryError } from "./errors.js";
 /** The digest algorithms registry-kit computes and verifies. */
 export type DigestAlgorithm = "sha256" | "sha512";
 
-/** A digest that passed {@link parseDigest}. */
+/** A digest that passed `parseDigest`: its algorithm is supported and its hex well formed. */
 export interface Digest {
+  /** `sha256` or `sha512`. */
   algorithm: DigestAlgorithm;
   /** Lowercase hex, 64 (sha256) or 128 (sha512) characters. */
   hex: string;

@@ -1,14 +1,13 @@
 /**
  * The OCI error body `{"errors":[{"code","message","detail"}]}` and the
  * standard codes with their HTTP statuses (docs/architecture.md rule 7). Every registry
- * error response is built here, the token challenge's 401 (`auth/challenge.ts`)
+ * error response is built here, the token challenge's 401 (`auth/verifier/challenge.ts`)
  * included.
  *
  * @module
  */
-import { initPairs } from "../http/header-pairs.js";
-import { inMemoryResponse } from "../http/in-memory-response.js";
-import { baseHeaderList } from "./wire.js";
+import { inMemoryResponse } from "../runtime/adapter-capabilities.js";
+import { baseHeaderList, initPairs } from "./wire.js";
 
 const encoder = new TextEncoder();
 

@@ -85,3 +85,11 @@ export const DEFAULT_MANIFEST_MEDIA_TYPES: readonly string[] = [
   MEDIA_TYPES.ociManifest,
   MEDIA_TYPES.ociIndex,
 ];
+
+/**
+ * The name/value pairs of a `HeadersInit` as given (a `Headers`, a list of
+ * pairs, or a record), without copying them into a new `Headers`.
+ */
+export function initPairs(init: HeadersInit): Iterable<readonly [string, string]> {
+  return init instanceof Headers || Array.isArray(init) ? (init as Iterable<[string, string]>) : Object.entries(init);
+}

@@ -2,13 +2,13 @@
  * Health checks over HTTP, as Distribution serves them: the status handler
  * of `/debug/health` (200 `{}`, or 503 with the failing checks by name), the
  * gate that answers every request of the API with 503 `UNAVAILABLE` while a
- * check fails, and the storage check of `health.storagedriver`.
+ * check fails (the storage check of `health.storagedriver` is storage-level:
+ * stores/base/health-check.ts).
  *
  * @module
  */
 import { errorResponse } from "../oci/errors.js";
-import { onlyReadsRequestBasics, readsRequestBasics } from "../http/request-basics.js";
-import type { StorageDriver } from "../storage/driver.js";
+import { onlyReadsRequestBasics, readsRequestBasics } from "../runtime/adapter-capabilities.js";
 import type { HealthChecks } from "../util/health.js";
 
 const JSON_TYPE = { "content-type": "application/json" };
@@ -44,16 +44,4 @@ export function healthGate(handler: (request: Request) => Promise<Response>, che
     return Promise.resolve(request.method === "HEAD" ? new Response(null, { status: response.status, headers: response.headers }) : response);
   };
   return onlyReadsRequestBasics(handler) ? readsRequestBasics(gated) : gated;
-}
-
-/**
- * The check of Distribution's `health.storagedriver`: one cheap listing
- * (`list("repositories", { limit: 1 })`, a single `readdir` or ListObjects
- * call). It fails when the driver throws; an empty or missing listing is a
- * working storage (Distribution likewise passes a "path not found").
- */
-export function storageHealthCheck(storage: StorageDriver): () => Promise<void> {
-  return async () => {
-    await storage.list("repositories", { limit: 1 });
-  };
 }

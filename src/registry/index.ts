@@ -13,15 +13,14 @@
  */
 import { allowAll, type Authorizer } from "../auth/access.js";
 import { silent } from "../http/log.js";
-import { onlyReadsRequestBasics, readsRequestBasics } from "../http/request-basics.js";
+import { onlyReadsRequestBasics, readsRequestBasics } from "../runtime/adapter-capabilities.js";
 import { StorageError, checked } from "../storage/driver.js";
 import { neededAccess, type MountRequest } from "./access.js";
 import { deleteBlob, getBlob, headBlob } from "./blobs.js";
 import { listCatalog } from "./catalog.js";
-import type { RegistryContext } from "./context.js";
+import { callOf, type RegistryContext } from "./context.js";
 import { parseDigest } from "../oci/digest.js";
 import { RegistryError, errorResponse, storageFull } from "../oci/errors.js";
-import { ManifestCache } from "./manifest-cache.js";
 import { deleteManifest, getManifest, headManifest, putManifest } from "./manifests.js";
 import { assertName } from "./names.js";
 import { listReferrers } from "./referrers.js";
@@ -35,12 +34,10 @@ import { principalOf } from "../auth/principal.js";
 import { instrumentHandler } from "../http/metrics.js";
 import { registryRouteLabel } from "./metrics.js";
 import { resolvePullThrough } from "./pull-through/options.js";
-import { pullBlob } from "./pull-through/blobs.js";
-import { pullManifest } from "./pull-through/manifests.js";
 import { eventEmitter } from "../events/hook.js";
-import { allPolicies } from "./policy/write-policy.js";
+import { composeStores } from "./compose.js";
 import { resolveValidation } from "./manifest-validation.js";
-import { redirectSetting, uploadLimits, type RegistryOptions } from "./options.js";
+import { redirectSetting, type RegistryOptions } from "./options.js";
 
 /** A fetch handler. */
 export type RegistryHandler = (request: Request) => Promise<Response>;
@@ -75,30 +72,37 @@ export function createRegistry(options: RegistryOptions): RegistryHandler {
     log({ level: "warn", msg: "no uploadSecret: uploads can only be continued by this process" });
   }
   const basePath = normalizeBasePath(options.basePath);
-  const ctx: RegistryContext = {
-    storage: checked(options.storage),
-    v2: `${basePath}/v2`,
-    states: uploadStateCodec(secret),
-    deleteEnabled: options.deleteEnabled ?? false,
-    readOnly: options.readOnly ?? false,
-    manifestBytes: options.limits?.manifestBytes ?? 4 * 1024 * 1024,
-    listEntries: options.limits?.listEntries ?? 1000,
-    uploadMaxAgeMs: (options.limits?.uploadMaxAgeSeconds ?? 24 * 3600) * 1000,
-    uploadLimits: uploadLimits(options.limits),
-    callerOf: options.callerOf ?? ((request) => principalOf(request)?.subject || undefined),
-    manifestMediaTypes: new Set(options.manifestMediaTypes ?? DEFAULT_MANIFEST_MEDIA_TYPES),
-    log,
+  const v2 = `${basePath}/v2`;
+  const storage = checked(options.storage);
+  const manifestBytes = options.limits?.manifestBytes ?? 4 * 1024 * 1024;
+  const manifestMediaTypes = new Set(options.manifestMediaTypes ?? DEFAULT_MANIFEST_MEDIA_TYPES);
+  const stores = composeStores({
+    storage,
+    base: options.limits ? { limits: options.limits } : {},
+    pullThrough: options.pullThrough ? resolvePullThrough(options.pullThrough) : undefined,
+    manifestSettings: { log, manifestBytes, manifestMediaTypes },
+    policies: options.policies ?? [],
     emit: eventEmitter({ onEvent: options.onEvent, log }),
-    liveHashers: new Map(),
-    manifests: new ManifestCache(),
-    uploadBytes: options.metrics
-      ?.counter("registrykit_blob_upload_bytes_total", "Bytes of blob upload bodies received and stored (chunked bodies included)")
-      .labels(),
-    redirect: redirectSetting(options.redirect),
-    validation: resolveValidation(options.manifestValidation),
+    v2,
+    metrics: options.metrics,
+    wrapStores: options.wrapStores,
+  });
+  const ctx: RegistryContext = {
+    stores,
+    v2,
+    states: uploadStateCodec(secret),
+    settings: {
+      deleteEnabled: options.deleteEnabled ?? false,
+      readOnly: options.readOnly ?? false,
+      manifestBytes,
+      listEntries: options.limits?.listEntries ?? 1000,
+      manifestMediaTypes,
+      redirect: redirectSetting(options.redirect),
+      validation: resolveValidation(options.manifestValidation),
+    },
+    callerOf: options.callerOf ?? ((request) => principalOf(request)?.subject || undefined),
+    log,
   };
-  if (options.pullThrough) ctx.pullThrough = resolvePullThrough(options.pullThrough);
-  if (options.policies && options.policies.length > 0) ctx.policy = allPolicies(options.policies);
   const authorize = options.authorize ?? allowAll;
 
   const registry: RegistryHandler = async (request) => {
@@ -143,25 +147,28 @@ async function handle(ctx: RegistryContext, authorize: Authorizer, request: Requ
 
   const read = READS.includes(method);
   // As Distribution: authorization first, then the write methods are simply not there.
-  if (ctx.readOnly && !read) throw methodNotAllowed(allowed.filter((m) => READS.includes(m)), "the registry is in read-only mode");
-  if (method === "DELETE" && !ctx.deleteEnabled && (route.kind === "manifest" || route.kind === "blob")) {
+  if (ctx.settings.readOnly && !read) throw methodNotAllowed(allowed.filter((m) => READS.includes(m)), "the registry is in read-only mode");
+  if (method === "DELETE" && !ctx.settings.deleteEnabled && (route.kind === "manifest" || route.kind === "blob")) {
     throw methodNotAllowed(allowed.filter((m) => m !== "DELETE"), "deletion is disabled");
   }
-  const name = "name" in route ? route.name : undefined;
-  const proxied = name === undefined ? undefined : ctx.pullThrough?.lookup(name);
-  if (proxied && ctx.pullThrough) {
-    // After authorization: a caller who may not pull makes the registry fetch nothing.
-    if (read && route.kind === "manifest") return pullManifest(ctx, ctx.pullThrough, proxied, request, route.name, route.reference);
-    if (read && route.kind === "blob") return pullBlob(ctx, ctx.pullThrough, proxied, request, route.name, route.digest);
-    if (!read && !proxied.allowPush) {
-      const message = `repository ${name} is a pull-through cache of an upstream registry; pushes and deletes are disabled`;
-      throw methodNotAllowed(allowed.filter((m) => READS.includes(m)), message, { prefix: proxied.prefix });
+  if (!read && "name" in route) {
+    try {
+      // After authorization: a store may refuse writes to the repository before any body is read.
+      await ctx.stores.repositories.writable(route.name, callOf(ctx, request));
+    } catch (error) {
+      throw withAllow(error, allowed.filter((m) => READS.includes(m)));
     }
   }
   if (method === "HEAD" && route.kind !== "manifest" && route.kind !== "blob") {
     return withoutBodyForHead(request, await dispatch(ctx, request, url, route, "GET"));
   }
   return dispatch(ctx, request, url, route, method);
+}
+
+/** A 405 a store threw, with the route's read methods as `Allow` unless it gave its own. */
+function withAllow(error: unknown, reads: readonly string[]): unknown {
+  if (!(error instanceof RegistryError) || error.status !== 405 || new Headers(error.headers).has("allow")) return error;
+  return new RegistryError(error.code, error.message, 405, error.detail, { ...Object.fromEntries(new Headers(error.headers)), Allow: reads.join(", ") });
 }
 
 function dispatch(ctx: RegistryContext, request: Request, url: URL, route: Route, method: string): Promise<Response> {
@@ -176,12 +183,12 @@ function dispatch(ctx: RegistryContext, request: Request, url: URL, route: Route
       return listReferrers(ctx, request, url, route.name, route.digest);
     case "manifest":
       if (method === "GET") return getManifest(ctx, request, route.name, route.reference);
-      if (method === "HEAD") return headManifest(ctx, route.name, route.reference);
+      if (method === "HEAD") return headManifest(ctx, request, route.name, route.reference);
       if (method === "PUT") return putManifest(ctx, request, url, route.name, route.reference);
       return deleteManifest(ctx, request, route.name, route.reference);
     case "blob":
       if (method === "GET") return getBlob(ctx, request, route.name, route.digest);
-      if (method === "HEAD") return headBlob(ctx, route.name, route.digest);
+      if (method === "HEAD") return headBlob(ctx, request, route.name, route.digest);
       return deleteBlob(ctx, request, route.name, route.digest);
     case "uploads":
       return startUpload(ctx, request, url, route.name, mountRequest(url));
@@ -221,33 +228,40 @@ function mountRequest(url: URL): MountRequest | undefined {
 export { DEFAULT_MANIFEST_MEDIA_TYPES, MEDIA_TYPES, HEADERS, API_VERSION } from "../oci/wire.js";
 export { RegistryError, errorResponse } from "../oci/errors.js";
 export type { ErrorCode } from "../oci/errors.js";
-export { collectGarbage } from "./gc/index.js";
-export { immutableTags } from "./policy/immutable-tags.js";
-export type { ImmutableTagPatterns, ImmutableTags } from "./policy/immutable-tags.js";
-export { quota } from "./policy/quota.js";
-export type { Quota, QuotaLimits, QuotaOptions, QuotaUsage } from "./policy/quota.js";
-export type { BlobCommit, ManifestDelete, ManifestPush, PendingWrite, PolicyRefusal, ReferencedBlob, RepositoryDelete, TagDelete, WritePolicy } from "./policy/write-policy.js";
-export { deleteRepository } from "./repository-delete.js";
+export { collectGarbage } from "./stores/base/gc/index.js";
+export { immutableTags } from "./stores/base/immutable-tags.js";
+export type { ImmutableTagPatterns, ImmutableTags } from "./stores/base/immutable-tags.js";
+export { quota } from "./stores/base/quota.js";
+export type { Quota, QuotaLimits, QuotaOptions, QuotaUsage } from "./stores/base/quota.js";
+export type { BlobCommit, BlobDelete, ManifestDelete, ManifestPush, PendingWrite, PolicyRefusal, ReferencedBlob, RepositoryDelete, TagDelete, WritePolicy } from "./policy/write-policy.js";
+export { deleteRepository } from "./stores/base/repository-delete.js";
+export { baseStores } from "./stores/base/index.js";
+export type { BaseStoreOptions } from "./stores/base/index.js";
+export { denied } from "./stores/denied.js";
+export type {
+  BlobContent, BlobInfo, BlobReadOptions, BlobStore, ManifestStore, ManifestWrite, ReferrerDescriptor, RegistryStores, RepositoryStore, ResolvedTag,
+  StoreCall, StoreWrapper, StoredManifest, TagStore, UploadAppend, UploadAppended, UploadSession, UploadStore, WithHeaders,
+  BlobLinked, ByteRange, CatalogPage, Created, ManifestDeleted, PageAsk, TagPage, UploadCommit, Descriptor, Digest, DigestAlgorithm, ParsedManifest,
+} from "./stores/types.js";
 export type { IndexPlatform, LayerUrlRules, ManifestValidation } from "./manifest-validation.js";
 export type { RegistryLimits, RegistryOptions } from "./options.js";
-export type { DeleteRepositoryOptions, DeleteRepositoryReport } from "./repository-delete.js";
-export type { GcOptions, GcReport, RetentionRule } from "./gc/index.js";
-export { verifyBlobs } from "./verify.js";
-export { tagDetails } from "./tag-details.js";
-export type { TagDetail, TagDetailsOptions, TagDetailsPage } from "./tag-details.js";
-export { removeAbandonedUploads } from "./upload-limits.js";
-export type { RemoveAbandonedUploadsOptions, RemoveAbandonedUploadsReport } from "./upload-limits.js";
-export type { VerifyError, VerifyMismatch, VerifyOptions, VerifyProgress, VerifyReport } from "./verify.js";
-export type { QuarantineInfo } from "./layout.js";
+export type { DeleteRepositoryOptions, DeleteRepositoryReport } from "./stores/types.js";
+export type { GcOptions, GcReport, RetentionRule } from "./stores/base/gc/index.js";
+export { verifyBlobs } from "./stores/base/verify.js";
+export { tagDetails } from "./stores/base/tag-details.js";
+export type { TagDetail, TagDetailsOptions, TagDetailsPage } from "./stores/base/tag-details.js";
+export { removeAbandonedUploads } from "./stores/base/upload-limits.js";
+export type { RemoveAbandonedUploadsOptions, RemoveAbandonedUploadsReport } from "./stores/base/upload-limits.js";
+export type { VerifyError, VerifyMismatch, VerifyOptions, VerifyProgress, VerifyReport } from "./stores/base/verify.js";
+export type { QuarantineInfo } from "./stores/base/verify.js";
 export type { PullThroughOptions, PullThroughUpstream } from "./pull-through/options.js";
-export { expireCachedTags } from "./pull-through/expire.js";
-export type { ExpireCachedTagsOptions, ExpireCachedTagsReport } from "./pull-through/expire.js";
+export { expireCachedTags } from "./stores/base/expire.js";
+export type { ExpireCachedTagsOptions, ExpireCachedTagsReport } from "./stores/base/expire.js";
 export type { Upstream, UpstreamBlob, UpstreamManifest, UpstreamManifestHead } from "./pull-through/upstream.js";
-export type { Access, Authorizer } from "../auth/access.js";
 export { createMetrics, PROMETHEUS_CONTENT_TYPE } from "../util/metrics.js";
 export type { CounterSeries, Family, GaugeSeries, HistogramSeries, Metrics } from "../util/metrics.js";
 export { instrumentHandler, metricsHandler } from "../http/metrics.js";
 export { createHealthChecks } from "../util/health.js";
 export type { HealthCheckOptions, HealthChecks } from "../util/health.js";
-export { healthGate, healthStatusHandler, storageHealthCheck } from "./health.js";
-export type { EventHook, EventListener, EventSink, RegistryEvent } from "../events/index.js";
+export { healthGate, healthStatusHandler } from "./health.js";
+export { storageHealthCheck } from "./stores/base/health-check.js";

@@ -1,32 +1,22 @@
 /**
- * A per-process cache of what a manifest GET/HEAD reads from storage: tag →
- * digest, and (repository, digest) → metadata and bytes.
+ * The manifest cache as a store wrapper, just above the base stores: a
+ * per-process cache of what a manifest GET/HEAD reads, tag → digest and
+ * (repository, digest) → revision with its bytes.
  *
- * Every hit is revalidated with one `stat` of the storage object it came from
- * (the tag link, the revision's metadata): a cached entry is used only while
- * that object still exists with the same size and modification time. So a tag
- * moved, or a manifest deleted, by another process sharing the storage or by
- * garbage collection is seen at once, as without the cache (rule 5), and a
- * GET by tag costs two stats instead of reading three objects. Entries are
- * also dropped after `maxAgeMs` (60 s), a bound for the one case a stat cannot
- * see: an object rewritten with the same size within the same millisecond.
- * Memory is bounded by entry count and total cached bytes.
+ * Every hit is revalidated by the store below: the cached answer goes down as
+ * `known`, and the base store, with one `stat` of the object it came from
+ * (the tag link, the revision's metadata), hands it back unchanged while that
+ * object still has the same size and modification time. So a tag moved, or a
+ * manifest deleted, by another process sharing the storage or by garbage
+ * collection is seen at once, as without the cache (rule 5), and a GET by tag
+ * costs two stats instead of reading three objects. Entries are also dropped
+ * after `maxAgeMs` (60 s), a bound for the one case a stat cannot see: an
+ * object rewritten with the same size within the same millisecond. Memory is
+ * bounded by entry count and total cached bytes.
  *
  * @module
  */
-import type { EventTarget } from "../events/model.js";
-import type { ObjectInfo } from "../storage/driver.js";
-import type { Digest } from "../oci/digest.js";
-import type { ManifestMeta } from "./layout.js";
-
-export interface CachedRevision {
-  meta: ManifestMeta;
-  bytes: Uint8Array;
-  /** The GET/HEAD response headers, built on first use (they depend only on the revision). */
-  headers?: readonly [string, string][];
-  /** The target of the last pull event of this revision, frozen: the next pull by the same tag and URL shares it. */
-  pullTarget?: Readonly<EventTarget>;
-}
+import type { ResolvedTag, StoreWrapper, StoredManifest } from "./stores/types.js";
 
 const MAX_TAGS = 10_000;
 const MAX_REVISIONS = 2_000;
@@ -36,9 +26,6 @@ const MAX_CACHED_BYTES = 16 * 1024 * 1024;
 
 interface Entry<T> {
   value: T;
-  /** The size and modification time (ms) of the storage object the value was read from. */
-  size: number;
-  modified: number;
   until: number;
 }
 
@@ -66,9 +53,10 @@ class KeyOf {
   }
 }
 
+/** The entries; each is only a candidate the store below confirms (see the module comment). */
 export class ManifestCache {
-  readonly #tags = new Map<string, Entry<Digest>>();
-  readonly #revisions = new Map<string, Entry<CachedRevision>>();
+  readonly #tags = new Map<string, Entry<ResolvedTag>>();
+  readonly #revisions = new Map<string, Entry<StoredManifest>>();
   readonly #tagKey = new KeyOf(":");
   readonly #revisionKey = new KeyOf("@");
   #bytes = 0;
@@ -78,43 +66,54 @@ export class ManifestCache {
     readonly now: () => number = Date.now,
   ) {}
 
-  /** The cached digest of a tag whose link `stat` answered `info` for. */
-  tag(name: string, tag: string, info: ObjectInfo): Digest | undefined {
-    return this.#get(this.#tags, this.#tagKey.of(name, tag), info);
+  /** The cached resolution of a tag, if younger than `maxAgeMs`. */
+  tag(name: string, tag: string): ResolvedTag | undefined {
+    return this.#get(this.#tags, this.#tagKey.of(name, tag));
   }
 
-  setTag(name: string, tag: string, digest: Digest, info: ObjectInfo): void {
+  setTag(name: string, tag: string, resolved: ResolvedTag): void {
     const key = this.#tagKey.of(name, tag);
     this.#tags.delete(key);
-    this.#tags.set(key, this.#entry(digest, info));
+    this.#tags.set(key, this.#entry(resolved));
     if (this.#tags.size > MAX_TAGS) this.#tags.delete(this.#tags.keys().next().value!);
   }
 
-  /** The cached revision whose metadata object `stat` answered `info` for. */
-  revision(name: string, digest: Digest, info: ObjectInfo): CachedRevision | undefined {
-    return this.#get(this.#revisions, this.#revisionKey.of(name, digest.value), info);
+  /** Forget a tag (it is gone below). */
+  dropTag(name: string, tag: string): void {
+    this.#tags.delete(this.#tagKey.of(name, tag));
   }
 
-  setRevision(name: string, digest: Digest, revision: CachedRevision, info: ObjectInfo): void {
-    if (revision.bytes.byteLength > MAX_CACHED_MANIFEST) return;
-    const key = this.#revisionKey.of(name, digest.value);
+  /** The cached revision, if younger than `maxAgeMs`. */
+  revision(name: string, digest: string): StoredManifest | undefined {
+    return this.#get(this.#revisions, this.#revisionKey.of(name, digest));
+  }
+
+  /** Keep a revision read with its bytes (larger ones and those without bytes are not kept). */
+  setRevision(name: string, revision: StoredManifest): void {
+    const key = this.#revisionKey.of(name, revision.digest.value);
     this.#delete(this.#revisions, key);
+    if (!revision.bytes || revision.bytes.byteLength > MAX_CACHED_MANIFEST) return;
     this.#bytes += revision.bytes.byteLength;
-    this.#revisions.set(key, this.#entry(revision, info));
+    this.#revisions.set(key, this.#entry(revision));
     for (const k of this.#revisions.keys()) {
       if (this.#revisions.size <= MAX_REVISIONS && this.#bytes <= MAX_CACHED_BYTES) break;
       this.#delete(this.#revisions, k);
     }
   }
 
-  #entry<T>(value: T, info: ObjectInfo): Entry<T> {
-    return { value, size: info.size, modified: info.modified.getTime(), until: this.now() + this.maxAgeMs };
+  /** Forget a revision (it is gone below). */
+  dropRevision(name: string, digest: string): void {
+    this.#delete(this.#revisions, this.#revisionKey.of(name, digest));
   }
 
-  #get<T>(map: Map<string, Entry<T>>, key: string, info: ObjectInfo): T | undefined {
+  #entry<T>(value: T): Entry<T> {
+    return { value, until: this.now() + this.maxAgeMs };
+  }
+
+  #get<T>(map: Map<string, Entry<T>>, key: string): T | undefined {
     const hit = map.get(key);
     if (!hit) return undefined;
-    if (hit.size !== info.size || hit.modified !== info.modified.getTime() || this.now() >= hit.until) {
+    if (this.now() >= hit.until) {
       this.#delete(map, key);
       return undefined;
     }
@@ -125,6 +124,35 @@ export class ManifestCache {
     const old = map.get(key);
     if (!old) return;
     map.delete(key);
-    if ((map as Map<string, unknown>) === this.#revisions) this.#bytes -= (old.value as CachedRevision).bytes.byteLength;
+    if ((map as Map<string, unknown>) === this.#revisions) this.#bytes -= (old.value as StoredManifest).bytes?.byteLength ?? 0;
   }
+}
+
+/** The manifest cache wrapper (one cache per registry). */
+export function manifestCacheStores(cache = new ManifestCache()): StoreWrapper {
+  return (below) => ({
+    ...below,
+    tags: {
+      ...below.tags,
+      async resolve(name, tag, call) {
+        const known = cache.tag(name, tag);
+        const resolved = await below.tags.resolve(name, tag, call, known);
+        if (resolved === undefined) {
+          if (known) cache.dropTag(name, tag);
+        } else if (resolved !== known) cache.setTag(name, tag, resolved);
+        return resolved;
+      },
+    },
+    manifests: {
+      ...below.manifests,
+      async get(name, digest, call) {
+        const known = cache.revision(name, digest.value);
+        const manifest = await below.manifests.get(name, digest, call, known);
+        if (manifest === undefined) {
+          if (known) cache.dropRevision(name, digest.value);
+        } else if (manifest !== known) cache.setRevision(name, manifest);
+        return manifest;
+      },
+    },
+  });
 }

@@ -12,27 +12,42 @@ import { INDEX_MEDIA_TYPES } from "../oci/wire.js";
 
 /** A content descriptor (`mediaType`, `digest`, `size`, …) from a manifest. */
 export interface Descriptor {
+  /** The media type of what it points at. */
   mediaType: string;
+  /** Its digest. */
   digest: Digest;
+  /** Its size in bytes. */
   size: number;
+  /** Its `artifactType`, when given. */
   artifactType?: string;
+  /** Its annotations, when given. */
   annotations?: Record<string, string>;
+  /** Where else its bytes may be fetched (foreign and non-distributable layers). */
   urls?: string[];
   /** The `platform` of an index entry, when it names both. */
-  platform?: { architecture: string; os: string };
+  platform?: {
+    /** e.g. `amd64`. */
+    architecture: string;
+    /** e.g. `linux`. */
+    os: string;
+  };
 }
 
 /** What the registry reads from a manifest document. */
 export interface ParsedManifest {
+  /** Its media type (the document's, or the `Content-Type` it was pushed with). */
   mediaType: string;
+  /** Whether it is an image index (or manifest list). */
   isIndex: boolean;
   /** Blobs the manifest references (config and layers). */
   blobs: Descriptor[];
   /** Child manifests (indexes only). */
   manifests: Descriptor[];
+  /** The manifest it refers to (the referrers API). */
   subject?: Descriptor;
   /** `artifactType`, or for an image manifest its config's media type. */
   artifactType?: string;
+  /** Its annotations. */
   annotations?: Record<string, string>;
 }
 

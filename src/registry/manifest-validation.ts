@@ -6,12 +6,11 @@
  *
  * @module
  */
-import type { RegistryContext } from "./context.js";
+import type { RegistryStores, StoreCall } from "./stores/types.js";
 import type { Descriptor, ParsedManifest } from "./manifest-document.js";
 import { RegistryError } from "../oci/errors.js";
 import { URL_LAYER_TYPES } from "../oci/wire.js";
-import { layerLink, manifestRevision } from "./layout.js";
-import { exists, mapLimited } from "./storage-io.js";
+import { mapLimited } from "../util/map-limited.js";
 
 /** A platform of an image index entry, matched on `architecture` and `os`. */
 export interface IndexPlatform {
@@ -84,18 +83,18 @@ export function resolveValidation(validation: ManifestValidation | undefined): R
 export const CHECK_CONCURRENCY = 16;
 
 /**
- * Check a pushed manifest of `name` against `ctx.validation`: layer URLs first
+ * Check a pushed manifest of `name` against `validation`: layer URLs first
  * (no storage read), then that each blob and child manifest that must be in
  * the repository is there. Throws the 400 Distribution answers.
  */
-export async function checkReferences(ctx: RegistryContext, name: string, manifest: ParsedManifest): Promise<void> {
-  const { urls, indexes } = ctx.validation;
+export async function checkReferences(stores: RegistryStores, validation: ResolvedValidation, name: string, manifest: ParsedManifest, call: StoreCall): Promise<void> {
+  const { urls, indexes } = validation;
   const blobs = urls ? manifest.blobs.filter((b) => mustBeStored(b, urls)) : manifest.blobs.filter((b) => !b.urls);
-  const missingBlobs = await mapLimited(blobs, CHECK_CONCURRENCY, async (b) => ((await exists(ctx.storage, layerLink(name, b.digest))) ? undefined : b));
+  const missingBlobs = await mapLimited(blobs, CHECK_CONCURRENCY, async (b) => ((await stores.blobs.stat(name, b.digest, call)) ? undefined : b));
   const blob = missingBlobs.find((b) => b !== undefined);
   if (blob) throw new RegistryError("MANIFEST_BLOB_UNKNOWN", "blob unknown to registry", 400, { digest: blob.digest.value });
   const wanted = indexes === "all" ? manifest.manifests : indexes === "none" ? [] : manifest.manifests.filter((m) => listed(m, indexes));
-  const children = await mapLimited(wanted, CHECK_CONCURRENCY, async (m) => ((await exists(ctx.storage, manifestRevision(name, m.digest))) ? undefined : m));
+  const children = await mapLimited(wanted, CHECK_CONCURRENCY, async (m) => ((await stores.manifests.get(name, m.digest, call)) ? undefined : m));
   const child = children.find((m) => m !== undefined);
   // Distribution answers MANIFEST_BLOB_UNKNOWN for a missing child manifest too.
   if (child) throw new RegistryError("MANIFEST_BLOB_UNKNOWN", "manifest unknown to registry", 400, { digest: child.digest.value });

@@ -9,8 +9,8 @@ import type { LogHook } from "../http/log.js";
 import { DEFAULT_REDIRECT_SECONDS, type StorageDriver } from "../storage/driver.js";
 import type { Metrics } from "../util/metrics.js";
 import type { EventHook } from "../events/hook.js";
-import type { RegistryContext } from "./context.js";
-import type { UploadLimits } from "./upload-limits.js";
+import type { HandlerSettings } from "./context.js";
+import type { StoreWrapper } from "./stores/types.js";
 import type { PullThroughOptions } from "./pull-through/options.js";
 import type { WritePolicy } from "./policy/write-policy.js";
 import type { ManifestValidation } from "./manifest-validation.js";
@@ -67,7 +67,7 @@ export interface RegistryOptions {
   readOnly?: boolean;
   /** Size and count limits. */
   limits?: RegistryLimits;
-  /** Manifest media types accepted on PUT. Default {@link DEFAULT_MANIFEST_MEDIA_TYPES}. */
+  /** Manifest media types accepted on PUT. Default {@link registry!DEFAULT_MANIFEST_MEDIA_TYPES}. */
   manifestMediaTypes?: readonly string[];
   /** Receives log events (unexpected failures, configuration warnings). */
   log?: LogHook;
@@ -138,27 +138,19 @@ export interface RegistryOptions {
    * looked up. See {@link ManifestValidation}.
    */
   manifestValidation?: ManifestValidation;
+  /**
+   * Features of your own around the registry's stores (docs/stores.md): each
+   * wrapper gets the stores with every built-in feature below it and returns
+   * the stores the handlers call. A list is applied with its first wrapper
+   * outermost. A `RegistryError` a wrapper throws is answered as itself (see
+   * `denied`); any other throw is a 500 with an `error` log event.
+   */
+  wrapStores?: StoreWrapper | readonly StoreWrapper[];
 }
 
-export function redirectSetting(option: RegistryOptions["redirect"]): RegistryContext["redirect"] {
+export function redirectSetting(option: RegistryOptions["redirect"]): HandlerSettings["redirect"] {
   if (option === false) return undefined;
   const seconds = (typeof option === "object" ? option.expiresInSeconds : undefined) ?? DEFAULT_REDIRECT_SECONDS;
   if (!Number.isSafeInteger(seconds) || seconds < 1) throw new TypeError("redirect.expiresInSeconds must be a positive whole number");
   return { expiresInSeconds: seconds };
-}
-
-
-export function uploadLimits(limits: RegistryLimits | undefined): UploadLimits {
-  const count = (value: number | undefined, fallback: number, what: string): number => {
-    const n = value ?? fallback;
-    if (!(n === Infinity || (Number.isSafeInteger(n) && n >= 0))) throw new TypeError(`limits.${what} must be a whole number or Infinity`);
-    return n;
-  };
-  return {
-    sessionsPerCaller: count(limits?.uploadsPerCaller, 128, "uploadsPerCaller"),
-    sessionsPerRepository: count(limits?.uploadsPerRepository, 256, "uploadsPerRepository"),
-    bytesPerCaller: count(limits?.uploadBytesPerCaller, 64 * 1024 ** 3, "uploadBytesPerCaller"),
-    bytesPerRepository: count(limits?.uploadBytesPerRepository, Infinity, "uploadBytesPerRepository"),
-    idleMs: count(limits?.uploadIdleSeconds, 3600, "uploadIdleSeconds") * 1000,
-  };
 }

@@ -27,15 +27,15 @@
  *
  * @module
  */
-export { createAllInOne, managementAudience } from "./all-in-one.js";
-export type { AllInOne, AllInOneInfo, AllInOneOptions } from "./all-in-one.js";
-export { ConfigError, parseConfigText, resolveConfig } from "./config.js";
+export { createAllInOne, managementAudience } from "./all-in-one/all-in-one.js";
+export type { AllInOne, AllInOneInfo, AllInOneOptions } from "./all-in-one/all-in-one.js";
+export { ConfigError, parseConfigText, resolveConfig } from "./config/config.js";
 export type {
   AllInOneConfig, AzureStorageConfig, CliLogLevel, GcScheduleConfig, HtpasswdAuthConfig, HttpTlsConfig, PolicyConfig, ProxyUpstreamConfig, ResolveInput, Resolved,
   S3StorageConfig,
   TokenAuthConfig, TokenServiceConfig, UiConfig, UploadsConfig,
   UsersConfig, VerifyScheduleConfig,
-} from "./config.js";
-export type { ListenAddress } from "./config-values.js";
-export type { DebugConfig, FileHealthConfig, HealthConfig, HttpHealthConfig, StorageHealthConfig, TcpHealthConfig } from "./config-debug.js";
-export type { NotificationsConfig } from "./config-notifications.js";
+} from "./config/config.js";
+export type { ListenAddress } from "./config/config-values.js";
+export type { DebugConfig, FileHealthConfig, HealthConfig, HttpHealthConfig, StorageHealthConfig, TcpHealthConfig } from "./config/config-debug.js";
+export type { NotificationsConfig } from "./config/config-notifications.js";

@@ -7,3 +7,4 @@
 export { describeStorageContract } from "./storage-contract/index.js";
 export type { LargeStreamStats, StorageContractOptions, StorageContractSubject } from "./storage-contract/index.js";
 export { describeUserStoreContract } from "./user-store-contract/index.js";
+export { describeStoreContract } from "./store-contract/index.js";

@@ -8,7 +8,7 @@
  * @module
  */
 import type { Access, Principal } from "../auth/access.js";
-import type { AccessPolicy } from "../auth/policy.js";
+import type { AccessPolicy } from "../auth/token-service/policy.js";
 import { tryParseDigest } from "../oci/digest.js";
 import { isValidName, isValidTag } from "../registry/names.js";
 import { readAll } from "../util/streams.js";

@@ -29,7 +29,7 @@ import { readAll } from "../util/streams.js";
 import { runAction } from "./actions.js";
 import { CSS, JS } from "./assets.js";
 import type { UiBackend } from "./backend.js";
-import { cursorSealer } from "./cursor.js";
+import { cursorSealer, type CursorSealer } from "./cursor.js";
 import { memoryEndedSessions, type EndedSessions } from "./ended-sessions.js";
 import { noticeOf } from "./notices.js";
 import { html, type Html } from "./html.js";
@@ -106,21 +106,7 @@ export function createUi(options: UiOptions): (request: Request) => Promise<Resp
       if (request.method !== "GET" && request.method !== "HEAD") return page(405, "Method not allowed", html`<p>Method not allowed.</p>`, frame, { allow: "GET, HEAD, POST" });
       if (path === "sign-in") return page(200, "Sign in", signInPage(frame, url.searchParams.get("next") ?? undefined), frame);
       if (!session) return redirect(link(frame, "sign-in", { next: url.pathname + url.search }));
-      const principal = principalOf(session);
-      const q = (name: string) => url.searchParams.get(name) ?? "";
-      if (path === "") {
-        const after = q("after") ? await cursors.open(q("after")) : undefined;
-        return page(200, "Repositories", await repositoriesView(options, frame, principal, q("q"), after, cursors.seal), frame);
-      }
-      if (path === "repository") {
-        return page(200, q("name"), await repositoryView(options, frame, principal, q("name"), q("sort"), options.tags, options.tagDelete ?? true), frame);
-      }
-      if (path === "image") {
-        const host = options.registryHost ?? url.host;
-        return page(200, `${q("name")}:${q("ref")}`, await imageView(options, frame, principal, q("name"), q("ref"), host), frame);
-      }
-      if (path === "users") return page(200, "Users", await usersView(options, frame, principal), frame);
-      return page(404, "Not found", html`<p>Not found.</p>`, frame);
+      return await view(options, cursors, url, path, principalOf(session), frame);
     } catch (error) {
       if (error instanceof ViewError) return page(error.status, "Not available", html`<p>${error.message}</p>`, frame);
       if (error instanceof TypeError) return page(400, "Bad request", html`<p>${error.message}</p>`, frame);
@@ -152,7 +138,7 @@ export function createUi(options: UiOptions): (request: Request) => Promise<Resp
     if (path === "sign-out") {
       // Ended here, not only in this browser: a copy of the cookie stops working too.
       await endedSessions.end(session.id, session.expires);
-      return redirect(link(frame, "sign-in", { msg: "signed-out" }), clearCookie(url));
+      return redirect(link(frame, "sign-in", { msg: "signed-out" }), sessionCookie(prefix, url, "", 0));
     }
     const result = await runAction(options, principalOf(session), path, form);
     if (!result) return page(404, "Not found", html`<p>Not found.</p>`, frame);
@@ -174,15 +160,31 @@ export function createUi(options: UiOptions): (request: Request) => Promise<Resp
     const next = form.get("next") ?? "";
     // Only a path of this page: never an open redirect.
     const target = next.startsWith(`${prefix}/`) && !next.startsWith("//") && !next.includes("\\") ? next : `${prefix}/`;
-    return redirect(target, sessionCookie(url, await signer.seal(session), lifetime));
+    return redirect(target, sessionCookie(prefix, url, await signer.seal(session), lifetime));
   }
+}
 
-  function sessionCookie(url: URL, value: string, maxAge: number): string {
-    return `${COOKIE}=${value}; Path=${prefix}/; HttpOnly; SameSite=Strict; Max-Age=${maxAge}${url.protocol === "https:" ? "; Secure" : ""}`;
+/** The page a signed-in user asked for with a GET (or HEAD) at `path`. */
+async function view(options: UiOptions, cursors: CursorSealer, url: URL, path: string, principal: Principal, frame: Frame): Promise<Response> {
+  const q = (name: string) => url.searchParams.get(name) ?? "";
+  if (path === "") {
+    const after = q("after") ? await cursors.open(q("after")) : undefined;
+    return page(200, "Repositories", await repositoriesView(options, frame, principal, q("q"), after, cursors.seal), frame);
   }
-  function clearCookie(url: URL): string {
-    return sessionCookie(url, "", 0);
+  if (path === "repository") {
+    return page(200, q("name"), await repositoryView(options, frame, principal, q("name"), q("sort"), options.tags, options.tagDelete ?? true), frame);
   }
+  if (path === "image") {
+    const host = options.registryHost ?? url.host;
+    return page(200, `${q("name")}:${q("ref")}`, await imageView(options, frame, principal, q("name"), q("ref"), host), frame);
+  }
+  if (path === "users") return page(200, "Users", await usersView(options, frame, principal), frame);
+  return page(404, "Not found", html`<p>Not found.</p>`, frame);
+}
+
+/** The session cookie, for the page's own path only; `Secure` over https. An empty value with `maxAge` 0 clears it. */
+function sessionCookie(prefix: string, url: URL, value: string, maxAge: number): string {
+  return `${COOKIE}=${value}; Path=${prefix}/; HttpOnly; SameSite=Strict; Max-Age=${maxAge}${url.protocol === "https:" ? "; Secure" : ""}`;
 }
 
 function principalOf(session: Session): Principal {

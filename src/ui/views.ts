@@ -7,7 +7,7 @@
 import type { Principal } from "../auth/access.js";
 import { catalogPage, getJsonBlob, getManifest, getReferrers, mayDelete, mayPull, usersCall, type Descriptor, type Manifest, type UiBackend } from "./backend.js";
 import { isValidName } from "../registry/names.js";
-import type { TagDetailsPage } from "../registry/tag-details.js";
+import type { TagDetailsPage } from "../registry/stores/base/tag-details.js";
 import type { Html } from "./html.js";
 import { imagePage, repositoriesPage, repositoryPage, usersPage, type Frame, type ImageConfig, type TagRow, type UserRow } from "./pages.js";
 

@@ -140,6 +140,11 @@ export interface Metrics {
   gauge(name: string, help: string, labelNames?: readonly string[]): Family<GaugeSeries>;
   /** A histogram family with these upper bounds (ascending; `+Inf` is implied). */
   histogram(name: string, help: string, labelNames: readonly string[], buckets: readonly number[]): Family<HistogramSeries>;
+  /**
+   * Run `hook` at the start of every {@link Metrics.render}, to refresh values
+   * that are read rather than counted (the process' CPU time and memory).
+   */
+  beforeRender(hook: () => void): void;
   /** Every family in the Prometheus text exposition format 0.0.4 ({@link PROMETHEUS_CONTENT_TYPE}). */
   render(): string;
 }
@@ -177,11 +182,16 @@ export function createMetrics(): Metrics {
     };
   }
 
+  const hooks: (() => void)[] = [];
   return {
     counter: (name, help, labelNames = []) => family("counter", name, help, labelNames, []),
     gauge: (name, help, labelNames = []) => family("gauge", name, help, labelNames, []),
     histogram: (name, help, labelNames, buckets) => family("histogram", name, help, labelNames, buckets),
-    render: () => renderFamilies([...families.values()]),
+    beforeRender: (hook) => void hooks.push(hook),
+    render: () => {
+      for (const hook of hooks) hook();
+      return renderFamilies([...families.values()]);
+    },
   };
 }
 

@@ -7,32 +7,16 @@
  * the V8 collection that finds its object dead, so during an upload several
  * MiB of bytes already hashed and written wait in memory, and the C heap
  * they were taken from keeps its high-water mark. A stream marked with
- * {@link markOwnedChunks} promises that every chunk it yields is held by
+ * `markOwnedChunks` (src/runtime/adapter-capabilities.ts, where the adapter's
+ * speed paths are declared) promises that every chunk it yields is held by
  * nobody but its reader; the reader that consumes a chunk last (the fs
  * driver, once the chunk's bytes are written) frees it at once with
  * {@link releaseChunks}. A chunk released is detached: its length becomes 0.
  *
- * The mark belongs to one stream object: a stream made from a marked one
- * (a tee, a transform) is not marked unless its maker marks it, which only a
- * maker that keeps no chunk may do (the registry's hashing pass-through).
- *
  * @module
  */
 
-/** Streams whose chunks are their reader's to free. */
-const owned = new WeakSet<object>();
 let released = 0;
-
-/** Mark `stream`: each chunk it yields is the only view of its own buffer, held by nobody but the stream's reader. */
-export function markOwnedChunks<T extends ReadableStream<Uint8Array>>(stream: T): T {
-  owned.add(stream);
-  return stream;
-}
-
-/** Whether `body` is a stream marked with {@link markOwnedChunks}. */
-export function hasOwnedChunks(body: unknown): boolean {
-  return typeof body === "object" && body !== null && owned.has(body);
-}
 
 /** Bytes freed by {@link releaseChunks} in this process so far. */
 export function bytesReleased(): number {

@@ -125,7 +125,7 @@ describe("request bodies and gc()", () => {
     const gc = vi.fn<Gc>();
     const { serve } = await load(gc);
     // The same module instance as the adapter just loaded (load() reset the module registry).
-    const owned = await import("../../src/util/owned-chunks.js");
+    const owned = { ...(await import("../../src/util/owned-chunks.js")), ...(await import("../../src/runtime/adapter-capabilities.js")) };
     let marked = false;
     const running = await serve(async (req: Request) => {
       marked = owned.hasOwnedChunks(req.body);

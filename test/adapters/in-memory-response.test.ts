@@ -13,6 +13,7 @@ import {
   takeInMemoryBody,
 } from "../../src/http/in-memory-response.js";
 import { serve, type RunningServer } from "../../src/node/index.js";
+import { capabilitiesOf, readsRequestBasics } from "../../src/runtime/adapter-capabilities.js";
 import { createRegistry } from "../../src/registry/index.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
 import { pushImage } from "../registry/helpers.js";
@@ -192,6 +193,24 @@ describe("through the Node adapter", () => {
     expect(new Uint8Array(await marked.arrayBuffer())).toEqual(manifestBytes);
     // The fast lane was taken: the handler saw requests marked by the adapter.
     expect(seen).toContain("InMemoryResponse");
+  });
+
+  it("offers the capability on its full and its light requests, not on a copy (issue 42: one typed capability)", async () => {
+    const offered: Record<string, boolean> = {};
+    const probe = async (request: Request): Promise<Response> => {
+      const kind = new URL(request.url).pathname.slice(1);
+      offered[kind] = capabilitiesOf(request)?.respondInMemory !== undefined;
+      offered[`${kind}-copy`] = capabilitiesOf(new Request(request.url, { method: request.method, headers: request.headers })) !== undefined;
+      return inMemoryResponse(request, bytes, init());
+    };
+    running = await serve(probe);
+    const full = await fetch(`${running.url}/full`);
+    expect(await full.text()).toBe(text);
+    await running.close(500);
+    running = await serve(readsRequestBasics(probe));
+    const light = await fetch(`${running.url}/light`);
+    expect(await light.text()).toBe(text);
+    expect(offered).toEqual({ full: true, "full-copy": false, light: true, "light-copy": false });
   });
 
   it("writes the 401 challenge with each header line once, its body whole, and for HEAD the length alone", async () => {

@@ -6,7 +6,7 @@
 import { inspect } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { createTokenAuthorizer, createTokenService, generatedKeys } from "../../src/auth/index.js";
-import { onlyReadsRequestBasics, readsRequestBasics } from "../../src/http/request-basics.js";
+import { onlyReadsRequestBasics, readsRequestBasics } from "../../src/runtime/adapter-capabilities.js";
 import { serve, type RunningServer } from "../../src/node/index.js";
 import { createRegistry } from "../../src/registry/index.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";

@@ -17,7 +17,8 @@ import { createRegistry } from "../../src/registry/index.js";
 import type { StorageDriver } from "../../src/storage/driver.js";
 import { fsStorage } from "../../src/storage/fs/index.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
-import { bytesReleased, markOwnedChunks } from "../../src/util/owned-chunks.js";
+import { markOwnedChunks } from "../../src/runtime/adapter-capabilities.js";
+import { bytesReleased } from "../../src/util/owned-chunks.js";
 
 const MiB = 1024 * 1024;
 const KiB = 1024;

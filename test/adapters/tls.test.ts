@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { request as httpRequest } from "node:http";
 import { connect as h2connect, type ClientHttp2Session, type OutgoingHttpHeaders } from "node:http2";
 import { request as httpsRequest, type RequestOptions as HttpsRequestOptions } from "node:https";
+import { connect as netConnect } from "node:net";
 import { connect as tlsConnect, type ConnectionOptions } from "node:tls";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { serve, TlsConfigError, type RunningServer, type ServeTlsOptions } from "../../src/node/index.js";
@@ -282,6 +283,73 @@ describe("serve() with TLS", () => {
     await expect(serve(registry(), { tls: { cert: "not a pem", keyFile: certs.serverKey } })).rejects.toThrow(TlsConfigError);
     await expect(serve(registry(), { tls: { certFile: certs.serverCert, keyFile: certs.clientKey } })).rejects.toThrow(/refused by OpenSSL/);
     await expect(serve(registry(), { tls: { certFile: certs.serverCert } })).rejects.toThrow(/private key/);
+  });
+});
+
+/** Send `chunks` over a plain TCP connection (a pause between them) and read until the server closes it. */
+function rawExchange(port: number, chunks: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = netConnect(port, "127.0.0.1");
+    let text = "";
+    socket.on("data", (c: Buffer) => (text += c.toString("latin1")));
+    socket.once("close", () => resolve(text));
+    socket.once("error", reject);
+    socket.once("connect", async () => {
+      for (const [i, chunk] of chunks.entries()) {
+        if (i > 0) await new Promise((r) => setTimeout(r, 50));
+        socket.write(chunk);
+      }
+    });
+  });
+}
+
+describe("serve() with TLS: plain HTTP to the TLS port (issue 43)", () => {
+  let running: RunningServer | undefined;
+  afterEach(async () => {
+    await running?.close(500);
+    running = undefined;
+  });
+  const GO_ANSWER = "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
+
+  for (const http2 of [true, false]) {
+    it(`gets Go's 400 "Client sent an HTTP request to an HTTPS server." and https still works (http2: ${http2})`, async () => {
+      running = await serve(registry(), { tls: tlsFiles(), http2 });
+      expect(await rawExchange(running.port, ["GET /v2/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"])).toBe(GO_ANSWER);
+      expect(await rawExchange(running.port, ["HEAD /v2/ HTTP/1.1\r\n\r\n"])).toBe(GO_ANSWER);
+      // The request line in pieces: the first five bytes decide, as in Go.
+      expect(await rawExchange(running.port, ["PU", "T /v2/x HTTP/1.1\r\n\r\n"])).toBe(GO_ANSWER);
+      const res = await httpsGet(`${running.url}/v2/`, { ca: certs.read(certs.ca) });
+      expect(res.status).toBe(200);
+      if (http2) {
+        const session = await h2session(running.url, { ca: certs.read(certs.ca) });
+        try {
+          expect((await h2(session, { ":path": "/v2/" })).status).toBe(200);
+        } finally {
+          session.close();
+        }
+      }
+    });
+  }
+
+  it("other garbage is closed without an answer, as Go does", async () => {
+    running = await serve(registry(), { tls: tlsFiles() });
+    expect(await rawExchange(running.port, ["BREW /pot HTCPCP/1.0\r\n\r\n"])).toBe("");
+  });
+
+  it("close() does not wait for a connection that never sent a byte", async () => {
+    const server = await serve(registry(), { tls: tlsFiles() });
+    const silent = netConnect(server.port, "127.0.0.1");
+    await new Promise((r) => silent.once("connect", r));
+    const closedSocket = new Promise((r) => silent.once("close", r));
+    const started = Date.now();
+    await server.close(60_000);
+    await closedSocket;
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it("drops a connection that sends nothing within headersTimeout", async () => {
+    running = await serve(registry(), { tls: tlsFiles(), headersTimeout: 300 });
+    expect(await rawExchange(running.port, [])).toBe("");
   });
 });
 

@@ -7,7 +7,7 @@ import {
   type Authorizer,
   type SigningKey,
 } from "../../src/auth/index.js";
-import { toPem } from "../../src/auth/pem.js";
+import { toPem } from "../../src/auth/keys/pem.js";
 import { markInMemoryReader, takeInMemoryBody } from "../../src/http/in-memory-response.js";
 import { headerPairs } from "../../src/http/header-pairs.js";
 import type { LogEvent } from "../../src/http/log.js";

@@ -5,8 +5,8 @@
 import { X509Certificate } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { AuthError, generateSigningKeyPem, parseCertBundle } from "../../src/auth/index.js";
-import { certificateSpki } from "../../src/auth/der.js";
-import { parsePem } from "../../src/auth/pem.js";
+import { certificateSpki } from "../../src/auth/keys/der.js";
+import { parsePem } from "../../src/auth/keys/pem.js";
 
 describe("auth/der certificateSpki", () => {
   for (const alg of ["RS256", "ES256", "ES384", "EdDSA"] as const) {

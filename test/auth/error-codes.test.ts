@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { AuthError, JwtError, createTokenService, createTokenVerifier, hmacKeys, type TokenVerifier } from "../../src/auth/index.js";
-import { parsePem } from "../../src/auth/pem.js";
+import { parsePem } from "../../src/auth/keys/pem.js";
 import { ISSUER, SERVICE, claims, encode, nowSec, rawSignText, signer, type Signer } from "./helpers.js";
 
 const RS256 = { name: "RSASSA-PKCS1-v1_5" };

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import bcrypt from "bcryptjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createBasicAuthorizer, htpasswdCheck, parseHtpasswd } from "../../src/auth/htpasswd.js";
-import { htpasswdCredentials } from "../../src/auth/htpasswd.node.js";
+import { createBasicAuthorizer, htpasswdCheck, parseHtpasswd } from "../../src/auth/basic/htpasswd.js";
+import { htpasswdCredentials } from "../../src/auth/basic/htpasswd.node.js";
 
 // `htpasswd -B` writes $2y$; bcryptjs writes $2b$ (the same algorithm). Low cost: test data only.
 const y = (password: string) => bcrypt.hashSync(password, 4).replace(/^\$2b\$/, "$2y$");

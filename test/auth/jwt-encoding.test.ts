@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { base64url } from "rfc4648";
 import { b64url, b64urlText, fromB64url, utf8 } from "../../src/util/bytes.js";
 import { decodeJwt, generatedKeys, hmacKeys, signJwt } from "../../src/auth/index.js";
-import { verifySignature } from "../../src/auth/jwt.js";
+import { verifySignature } from "../../src/auth/jwt/jwt.js";
 
 describe("base64url", () => {
   it("matches the portable RFC 4648 encoder for every length and byte value", () => {

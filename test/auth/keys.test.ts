@@ -18,10 +18,10 @@ import {
   type JwsAlgorithm,
   type KeyProvider,
 } from "../../src/auth/index.js";
-import { verifyX5c } from "../../src/auth/cert-bundle.js";
-import { toPem } from "../../src/auth/pem.js";
-import { loadTrustStore, pemKeysFromFiles } from "../../src/auth/keys.node.js";
-import { x509 } from "../../src/auth/x509.js";
+import { verifyX5c } from "../../src/auth/trust/cert-bundle.js";
+import { toPem } from "../../src/auth/keys/pem.js";
+import { loadTrustStore, pemKeysFromFiles } from "../../src/auth/keys/keys.node.js";
+import { x509 } from "../../src/auth/trust/x509.js";
 import { ISSUER, SERVICE, claims, signer, type Signer } from "./helpers.js";
 
 const verifierFor = (keys: KeyProvider, algorithms?: JwsAlgorithm[], extra: Record<string, unknown> = {}) =>

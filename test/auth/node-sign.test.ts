@@ -1,9 +1,9 @@
 import * as nodeCrypto from "node:crypto";
 import { createRequire } from "node:module";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { algorithmSpec, type JwsAlgorithm } from "../../src/auth/algorithms.js";
-import { hmacKeys, pemKeys } from "../../src/auth/keys.js";
-import { nodeSign } from "../../src/auth/node-sign.js";
+import { algorithmSpec, type JwsAlgorithm } from "../../src/auth/jwt/algorithms.js";
+import { hmacKeys, pemKeys } from "../../src/auth/keys/keys.js";
+import { nodeSign } from "../../src/auth/jwt/node-sign.js";
 
 const data = new TextEncoder().encode("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9");
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { covers, formatScope, indexAccess, parseScope } from "../../src/auth/index.js";
-import { challengeDetail, formatChallenge } from "../../src/auth/challenge.js";
-import { compilePattern } from "../../src/auth/policy.js";
+import { covers, formatScope, parseScope } from "../../src/auth/index.js";
+import { indexAccess } from "../../src/auth/scope.js";
+import { challengeDetail, formatChallenge } from "../../src/auth/verifier/challenge.js";
+import { compilePattern } from "../../src/auth/token-service/policy.js";
 import { parseScopes } from "../../src/auth/scope.js";
 
 describe("scope grammar", () => {

@@ -1,6 +1,6 @@
 /** The verified-token cache: bounded, and entries in use survive eviction (second chance). */
 import { describe, expect, it } from "vitest";
-import { LruCache } from "../../src/auth/token-cache.js";
+import { LruCache } from "../../src/auth/verifier/token-cache.js";
 
 describe("LruCache (second chance)", () => {
   it("never holds more than its capacity", () => {

@@ -4,8 +4,8 @@
  * the management API's error shape, a policy refusal as 409 unless forced.
  */
 import { describe, expect, it } from "vitest";
-import { createAllInOne } from "../../src/server/all-in-one.js";
-import { parseConfigText, resolveConfig } from "../../src/server/config.js";
+import { createAllInOne } from "../../src/server/all-in-one/all-in-one.js";
+import { parseConfigText, resolveConfig } from "../../src/server/config/config.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
 import { pushImage } from "../registry/helpers.js";
 import { FAST } from "../users/helpers.js";

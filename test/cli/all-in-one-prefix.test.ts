@@ -9,8 +9,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAllInOne, type AllInOne } from "../../src/server/all-in-one.js";
-import { ConfigError, parseConfigText, resolveConfig } from "../../src/server/config.js";
+import { createAllInOne, type AllInOne } from "../../src/server/all-in-one/all-in-one.js";
+import { ConfigError, parseConfigText, resolveConfig } from "../../src/server/config/config.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
 import { FAST } from "../users/helpers.js";
 

@@ -2,8 +2,8 @@ import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAllInOne, type AllInOne } from "../../src/server/all-in-one.js";
-import { parseConfigText, resolveConfig, type AllInOneConfig } from "../../src/server/config.js";
+import { createAllInOne, type AllInOne } from "../../src/server/all-in-one/all-in-one.js";
+import { parseConfigText, resolveConfig, type AllInOneConfig } from "../../src/server/config/config.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
 
 const ORIGIN = "http://registry.test:5000";

@@ -10,8 +10,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bannerLines, listenAddress, READY } from "../../src/cli/banner.js";
 import { serve } from "../../src/node/index.js";
-import { createAllInOne, type AllInOne } from "../../src/server/all-in-one.js";
-import { resolveConfig } from "../../src/server/config.js";
+import { createAllInOne, type AllInOne } from "../../src/server/all-in-one/all-in-one.js";
+import { resolveConfig } from "../../src/server/config/config.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
 
 let dir: string;

@@ -14,9 +14,9 @@ import type { NetworkInterfaceInfo } from "node:os";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAllInOne, type AllInOne } from "../../src/server/all-in-one.js";
+import { createAllInOne, type AllInOne } from "../../src/server/all-in-one/all-in-one.js";
 import { bannerLines, listenAddress, READY } from "../../src/cli/banner.js";
-import { resolveConfig } from "../../src/server/config.js";
+import { resolveConfig } from "../../src/server/config/config.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
 
 let dir: string;

@@ -4,8 +4,8 @@
  * overrides, validation naming the key, and the driver the composition opens.
  */
 import { describe, expect, it } from "vitest";
-import { createAllInOne } from "../../src/server/all-in-one.js";
-import { parseConfigText, resolveConfig, type AzureStorageConfig } from "../../src/server/config.js";
+import { createAllInOne } from "../../src/server/all-in-one/all-in-one.js";
+import { parseConfigText, resolveConfig, type AzureStorageConfig } from "../../src/server/config/config.js";
 import { configError } from "./config-error.js";
 
 const cwd = "/srv/app";

@@ -1,6 +1,6 @@
 /** The {@link ConfigError} that `run` throws; fails the test when it throws nothing or something else. */
 import { expect } from "vitest";
-import { ConfigError } from "../../src/server/config.js";
+import { ConfigError } from "../../src/server/config/config.js";
 
 export function configError(run: () => unknown): ConfigError {
   try {

@@ -4,7 +4,7 @@
  * name their key.
  */
 import { describe, expect, it } from "vitest";
-import { parseConfigText, resolveConfig } from "../../src/server/config.js";
+import { parseConfigText, resolveConfig } from "../../src/server/config/config.js";
 import { configError } from "./config-error.js";
 
 function resolve(yaml: string) {

@@ -4,8 +4,8 @@
  * bad key, and the registry they build (a refused push, the quota route).
  */
 import { describe, expect, it } from "vitest";
-import { createAllInOne } from "../../src/server/all-in-one.js";
-import { ConfigError, parseConfigText, resolveConfig } from "../../src/server/config.js";
+import { createAllInOne } from "../../src/server/all-in-one/all-in-one.js";
+import { ConfigError, parseConfigText, resolveConfig } from "../../src/server/config/config.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
 import { pushImage } from "../registry/helpers.js";
 

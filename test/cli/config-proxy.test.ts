@@ -7,8 +7,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { describe, expect, it } from "vitest";
 import { bannerLines } from "../../src/cli/banner.js";
-import { createAllInOne } from "../../src/server/all-in-one.js";
-import { parseConfigText, resolveConfig } from "../../src/server/config.js";
+import { createAllInOne } from "../../src/server/all-in-one/all-in-one.js";
+import { parseConfigText, resolveConfig } from "../../src/server/config/config.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
 import { configError } from "./config-error.js";
 

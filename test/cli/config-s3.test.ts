@@ -3,9 +3,9 @@
  * names, `REGISTRY_STORAGE_S3_*` overrides, validation naming the key, and the
  * driver the composition opens from it.
  */
-import { describe, expect, it } from "vitest";
-import { createAllInOne } from "../../src/server/all-in-one.js";
-import { ConfigError, parseConfigText, resolveConfig, type S3StorageConfig } from "../../src/server/config.js";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { createAllInOne } from "../../src/server/all-in-one/all-in-one.js";
+import { ConfigError, parseConfigText, resolveConfig, type S3StorageConfig } from "../../src/server/config/config.js";
 import { configError } from "./config-error.js";
 
 const cwd = "/srv/app";
@@ -187,16 +187,41 @@ describe("invalid storage.s3 stops start-up with the key named", () => {
   });
 });
 
+/** An S3 endpoint in `fetch`: ListObjectsV2 answers `status` with `xml` (the start-up check of the bucket). */
+function s3Answers(status: number, xml: string) {
+  return vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response(xml, { status, headers: { "content-type": "application/xml" } }));
+}
+const EMPTY_LISTING = '<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><Name>registry</Name><KeyCount>0</KeyCount><IsTruncated>false</IsTruncated></ListBucketResult>';
+
 describe("the composition opens the S3 driver", () => {
+  afterEach(() => vi.restoreAllMocks());
+
   it("from storage.s3, and names bucket and endpoint (never the keys) in the banner info", async () => {
+    const listed = s3Answers(200, EMPTY_LISTING);
     const { config } = resolve(storage("regionendpoint: http://127.0.0.1:9\nrootdirectory: prod"));
     const app = await createAllInOne({ ...config, http: { ...config.http, secret: "shared-secret" } });
     try {
       expect(app.info.storage).toBe("s3 bucket registry at http://127.0.0.1:9, prefix prod/; blob GETs redirect to presigned URLs");
       expect(app.info.storage).not.toMatch(/AKIAEXAMPLE|s3cr3t/);
       expect(app.info.uploadSecret).toEqual({ source: "config", created: false });
+      // The bucket was listed once at start-up (issue 43).
+      expect(listed.mock.calls.map(([url]) => String(url))).toEqual([expect.stringMatching(/^http:\/\/127\.0\.0\.1:9\/registry\?list-type=2&.*prefix=prod%2Frepositories%2F/)]);
     } finally {
       await app.close();
     }
+  });
+
+  it("stops start-up when the bucket does not exist, saying so and what to correct (issue 43)", async () => {
+    s3Answers(404, '<?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchBucket</Code><Message>The specified bucket does not exist</Message></Error>');
+    const { config } = resolve(storage("regionendpoint: http://127.0.0.1:9"));
+    await expect(createAllInOne({ ...config, http: { ...config.http, secret: "shared-secret" } })).rejects.toThrow(
+      /^storage\.s3: cannot list the bucket "registry" at http:\/\/127\.0\.0\.1:9: .*404 NoSuchBucket.*the bucket does not exist; create the bucket \(registry-kit does not create one\), or correct storage\.s3\.bucket/,
+    );
+  });
+
+  it("stops start-up when the credentials are refused (403)", async () => {
+    s3Answers(403, '<?xml version="1.0" encoding="UTF-8"?><Error><Code>InvalidAccessKeyId</Code><Message>The AWS Access Key Id you provided does not exist in our records.</Message></Error>');
+    const { config } = resolve(storage("regionendpoint: http://127.0.0.1:9"));
+    await expect(createAllInOne({ ...config, http: { ...config.http, secret: "shared-secret" } })).rejects.toThrow(/403 InvalidAccessKeyId.*check the credentials/);
   });
 });

@@ -1,6 +1,6 @@
 /** `http.tls`, `http.http2` and `http.h2c` read from a Distribution config. */
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseConfigText, resolveConfig } from "../../src/server/config.js";
+import { ConfigError, parseConfigText, resolveConfig } from "../../src/server/config/config.js";
 import { configError } from "./config-error.js";
 
 const cwd = "/srv/app";

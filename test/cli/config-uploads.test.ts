@@ -9,9 +9,9 @@ import { mkdtemp, readdir, rm, stat, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAllInOne, type AllInOne } from "../../src/server/all-in-one.js";
+import { createAllInOne, type AllInOne } from "../../src/server/all-in-one/all-in-one.js";
 import { uploadStateCodec } from "../../src/registry/upload-state.js";
-import { parseConfigText, resolveConfig } from "../../src/server/config.js";
+import { parseConfigText, resolveConfig } from "../../src/server/config/config.js";
 
 const WEEK_SECONDS = 168 * 3600;
 const DAY_MS = 24 * 3600 * 1000;

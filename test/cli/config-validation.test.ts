@@ -4,8 +4,8 @@
  * does with a manifest whose layer carries `urls`.
  */
 import { describe, expect, it } from "vitest";
-import { createAllInOne } from "../../src/server/all-in-one.js";
-import { ConfigError, parseConfigText, resolveConfig } from "../../src/server/config.js";
+import { createAllInOne } from "../../src/server/all-in-one/all-in-one.js";
+import { ConfigError, parseConfigText, resolveConfig } from "../../src/server/config/config.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
 
 const BASE = "version: 0.1\nstorage: {inmemory: {}}\nhttp: {secret: s}\n";

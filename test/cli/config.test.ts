@@ -2,11 +2,11 @@ import { pbkdf2 } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { openStorage } from "../../src/server/open-storage.js";
+import { openStorage } from "../../src/server/all-in-one/open-storage.js";
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseConfigText, resolveConfig, type AllInOneConfig } from "../../src/server/config.js";
-import { applyEnvOverrides } from "../../src/server/config-env.js";
-import { duration, parseAddr } from "../../src/server/config-values.js";
+import { ConfigError, parseConfigText, resolveConfig, type AllInOneConfig } from "../../src/server/config/config.js";
+import { applyEnvOverrides } from "../../src/server/config/config-env.js";
+import { duration, parseAddr } from "../../src/server/config/config-values.js";
 import { parse } from "yaml";
 import { configError } from "./config-error.js";
 
@@ -125,8 +125,17 @@ describe("a Distribution config.yml", () => {
       log: { level: "debug", accessLog: false },
       auth: { realm: "https://auth.example.com/token", service: "registry.example.com", issuer: "auth.example.com", rootCertBundle: "/etc/registry/root.crt" },
       keyDirectory: "/srv/app/data/keys",
+      keyDirectoryOptional: true,
       uploads: { idleSeconds: 7200, purge: { intervalMs: 1_800_000, dryRun: true }, limits: {} },
     });
+  });
+
+  it("marks the key directory optional only when it is the mere default of a file (issue 43)", () => {
+    expect(resolve(MINIMAL).config.keyDirectoryOptional).toBe(true);
+    expect(resolve(undefined).config.keyDirectoryOptional).toBeUndefined();
+    expect(resolve(`${MINIMAL}registrykit: {keydirectory: /keys}`).config.keyDirectoryOptional).toBeUndefined();
+    expect(resolve(MINIMAL, { REGISTRY_KIT_DATA: "/srv/rk" }).config.keyDirectoryOptional).toBeUndefined();
+    expect(resolve(MINIMAL, { REGISTRY_REGISTRYKIT_KEYDIRECTORY: "/keys" }).config.keyDirectoryOptional).toBeUndefined();
   });
 
   it("reads storage.redirect.disable (default: redirect, as Distribution) and refuses a value that is not a boolean", () => {
@@ -344,8 +353,34 @@ describe("environment overrides (REGISTRY_<SECTION>_<KEY>)", () => {
     expect(error.message).toMatch(/^http\.addr \(from REGISTRY_HTTP_ADDR\): expected "host:port"/);
   });
 
-  it("warn about variables that name no key", () => {
-    expect(resolve(MINIMAL, { REGISTRY_HTTP_FOO: "1" }).warnings).toContain("http.foo (from REGISTRY_HTTP_FOO): unknown key, ignored");
+  it("ignore variables that name no key with Distribution's warning (issue 43)", () => {
+    const { warnings } = resolve(MINIMAL, { REGISTRY_HTTP_FOO: "1" });
+    expect(warnings).toContain("Ignoring unrecognized environment variable REGISTRY_HTTP_FOO");
+    expect(warnings.filter((w) => w.includes("http.foo"))).toEqual([]);
+  });
+
+  it("start beside the variables Kubernetes sets for a Service named registry, and still take the known ones (issue 43)", () => {
+    const kubernetes = {
+      REGISTRY_PORT: "tcp://10.0.0.1:5000",
+      REGISTRY_PORT_5000_TCP: "tcp://10.0.0.1:5000",
+      REGISTRY_PORT_5000_TCP_ADDR: "10.0.0.1",
+      REGISTRY_PORT_5000_TCP_PORT: "5000",
+      REGISTRY_PORT_5000_TCP_PROTO: "tcp",
+      REGISTRY_SERVICE_HOST: "10.0.0.1",
+      REGISTRY_SERVICE_PORT: "5000",
+      REGISTRY_SERVICE_PORT_HTTP: "5000",
+    };
+    const { config, warnings } = resolve(MINIMAL, { ...kubernetes, REGISTRY_HTTP_ADDR: "127.0.0.1:6001", REGISTRY_STORAGE_DELETE_ENABLED: "true" });
+    expect(config.http.port).toBe(6001);
+    expect(config.deleteEnabled).toBe(true);
+    expect(warnings.filter((w) => w.startsWith("Ignoring"))).toEqual(
+      Object.keys(kubernetes).sort().map((name) => `Ignoring unrecognized environment variable ${name}`),
+    );
+  });
+
+  it("still refuse an unknown storage driver or a refused key named by a variable (Distribution's maps take any key)", () => {
+    expect(fails(MINIMAL, { REGISTRY_STORAGE_SERVICE_HOST: "10.0.0.1" }).message).toMatch(/storage\.service.*not a known storage driver/);
+    expect(fails(MINIMAL, { REGISTRY_STORAGE_GCS_BUCKET: "a" }).message).toMatch(/storage\.gcs.*not supported/);
   });
 
   it("are applied to a copy", () => {

@@ -16,8 +16,8 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { bannerLines, listenAddress } from "../../src/cli/banner.js";
 import { createRegistry } from "../../src/registry/index.js";
-import { createAllInOne } from "../../src/server/all-in-one.js";
-import { resolveConfig } from "../../src/server/config.js";
+import { createAllInOne } from "../../src/server/all-in-one/all-in-one.js";
+import { resolveConfig } from "../../src/server/config/config.js";
 import { fsStorage } from "../../src/storage/fs/index.js";
 
 const ROOT = new URL("../../", import.meta.url);

@@ -1,8 +1,8 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import fs, { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { KEY_FILES, generatePassword, loadOrCreateSigningKey, loadOrCreateUploadSecret } from "../../src/server/key-material.js";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { KEY_FILES, generatePassword, loadOrCreateSigningKey, loadOrCreateUploadSecret, resolveUploadSecret } from "../../src/server/all-in-one/key-material.js";
 
 const dirs: string[] = [];
 const fresh = () => {
@@ -68,5 +68,49 @@ describe("generatePassword", () => {
     expect(passwords.filter((p) => p.startsWith("-"))).toEqual([]);
     expect(passwords.filter((p) => !/^[A-Za-z0-9_-]{24}$/.test(p) || !/[A-Z]/.test(p) || !/[a-z]/.test(p) || !/[0-9]/.test(p))).toEqual([]);
     expect(new Set(passwords).size).toBe(passwords.length);
+  });
+});
+
+describe("the upload secret a server runs with (issue 43: no writable ./data needed)", () => {
+  /** Make every mkdir fail as it does for an unprivileged user under `/`. */
+  function deniedMkdir(code: string) {
+    return vi.spyOn(fs.promises, "mkdir").mockRejectedValue(Object.assign(new Error(`${code}: permission denied, mkdir '/data'`), { code }));
+  }
+  afterEach(() => vi.restoreAllMocks());
+
+  it("is http.secret when configured, touching no directory", async () => {
+    const mkdir = deniedMkdir("EACCES");
+    expect(await resolveUploadSecret("s3cret", "/nowhere/keys", false)).toEqual({ value: "s3cret", source: "config", created: false });
+    expect(mkdir).not.toHaveBeenCalled();
+  });
+
+  it("is kept in the key directory when it can be written", async () => {
+    const dir = fresh();
+    const secret = await resolveUploadSecret(undefined, dir, true);
+    expect(secret).toMatchObject({ source: "file", file: join(dir, KEY_FILES.uploadSecret), created: true });
+    expect(readFileSync(join(dir, KEY_FILES.uploadSecret), "utf8")).toBe(secret.value);
+  });
+
+  it("is random and in memory when an optional key directory cannot be written (EACCES, EPERM, EROFS)", async () => {
+    for (const code of ["EACCES", "EPERM", "EROFS"]) {
+      deniedMkdir(code);
+      const secret = await resolveUploadSecret(undefined, join(fresh(), "missing"), true);
+      expect(secret).toMatchObject({ source: "memory", created: true, reason: `${code}: permission denied, mkdir '/data'` });
+      expect(secret.value).toMatch(/^[0-9a-f]{64}$/);
+      vi.restoreAllMocks();
+    }
+  });
+
+  it("is an error naming http.secret and registrykit.keydirectory when the directory was chosen", async () => {
+    deniedMkdir("EACCES");
+    await expect(resolveUploadSecret(undefined, "/srv/keys", false)).rejects.toThrow(
+      "cannot keep the upload secret in /srv/keys: EACCES: permission denied, mkdir '/data'; set http.secret (REGISTRY_HTTP_SECRET) to a secret shared by every process, or registrykit.keydirectory (REGISTRY_KIT_DATA) to a writable directory",
+    );
+  });
+
+  it("is an error, even when optional, for a failure other than permissions (a file where the directory should be)", async () => {
+    const dir = fresh();
+    writeFileSync(join(dir, "file"), "x");
+    await expect(resolveUploadSecret(undefined, join(dir, "file", "keys"), true)).rejects.toThrow(/cannot keep the upload secret in .*ENOTDIR.*set http\.secret/);
   });
 });

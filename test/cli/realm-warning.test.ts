@@ -10,9 +10,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAllInOne } from "../../src/server/all-in-one.js";
+import { createAllInOne } from "../../src/server/all-in-one/all-in-one.js";
 import { startupWarnings } from "../../src/cli/banner.js";
-import { parseConfigText, resolveConfig, type AllInOneConfig } from "../../src/server/config.js";
+import { parseConfigText, resolveConfig, type AllInOneConfig } from "../../src/server/config/config.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
 
 let dir: string;

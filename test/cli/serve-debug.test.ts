@@ -125,6 +125,20 @@ describe("registry-kit serve with http.debug and health.storagedriver", () => {
     expect(valueOf(text, "registry_http_response_size_bytes_sum", { handler: "blob" })).toBe(11);
     expect(valueOf(text, "registrykit_blob_upload_bytes_total")).toBe(configText.length + 11);
     expect(valueOf(text, "registry_storage_action_seconds_count", { driver: "filesystem", action: "move" })).toBeGreaterThanOrEqual(2);
+    // The process (the server's, a child of this test) and the runtime, as on Distribution's page (issue 43).
+    expect(valueOf(text, "process_cpu_seconds_total")).toBeGreaterThan(0);
+    expect(valueOf(text, "process_resident_memory_bytes")).toBeGreaterThan(20 * 2 ** 20);
+    expect(valueOf(text, "process_virtual_memory_bytes")).toBeGreaterThan(valueOf(text, "process_resident_memory_bytes"));
+    expect(valueOf(text, "process_virtual_memory_max_bytes")).toBeGreaterThan(0);
+    expect(Math.abs(valueOf(text, "process_start_time_seconds") - Date.now() / 1000)).toBeLessThan(120);
+    expect(valueOf(text, "process_open_fds")).toBeGreaterThan(5);
+    expect(valueOf(text, "process_max_fds")).toBeGreaterThanOrEqual(valueOf(text, "process_open_fds"));
+    expect(valueOf(text, "nodejs_heap_size_used_bytes")).toBeGreaterThan(0);
+    expect(valueOf(text, "nodejs_heap_size_total_bytes")).toBeGreaterThanOrEqual(valueOf(text, "nodejs_heap_size_used_bytes"));
+    expect(valueOf(text, "nodejs_eventloop_lag_p99_seconds")).toBeGreaterThan(0);
+    expect(valueOf(text, "nodejs_version_info", { version: process.version })).toBe(1);
+    expect(text).toMatch(/^# TYPE process_cpu_seconds_total counter$/m);
+    expect(text).toMatch(/^# HELP process_open_fds Number of open file descriptors\.$/m);
     // Prometheus' own parser and linter accept the page.
     const promtool = spawnSync("promtool", ["check", "metrics"], { input: text, encoding: "utf8" });
     expect(promtool.error).toBeUndefined();

@@ -13,9 +13,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generatedKeys, pemKeys, signJwt } from "../../src/auth/index.js";
-import { createAllInOne, managementAudience, type AllInOne } from "../../src/server/all-in-one.js";
+import { createAllInOne, managementAudience, type AllInOne } from "../../src/server/all-in-one/all-in-one.js";
 import { bannerLines } from "../../src/cli/banner.js";
-import { parseConfigText, resolveConfig } from "../../src/server/config.js";
+import { parseConfigText, resolveConfig } from "../../src/server/config/config.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
 import { FAST } from "../users/helpers.js";
 

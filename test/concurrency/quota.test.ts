@@ -1,9 +1,12 @@
 /**
  * Quotas under real concurrency, on memory and fs storage: 24 pushes into one
  * namespace at once (blobs and manifests interleaving through the handler),
- * where only 5 fit. Exactly 5 succeed, the usage never passes the limit,
- * equals a recount from scratch, is unchanged by garbage collection (which
- * removes the refused pushes' blobs), and every pushed image pulls whole.
+ * where only 5 fit. Uploaded blobs count before their manifest, so the
+ * refused pushes' blobs take room too (all 24 may fail): at most 5 succeed, the usage
+ * (loose blobs included) never passes the limit and equals a recount from
+ * scratch; garbage collection removes the refused pushes' blobs, leaving what
+ * the pushed images hold, and the room it frees takes a push again; every
+ * pushed image pulls whole.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -52,7 +55,7 @@ async function pushImage(registry: Handler, i: number): Promise<number> {
 }
 
 describe.each(drivers)("quota under concurrent pushes (%s)", (_label, open) => {
-  it(`${PUSHES} pushes at once where 5 fit: exactly 5 succeed, usage within the limit and equal to a recount, before and after GC`, async () => {
+  it(`${PUSHES} pushes at once where 5 fit: at most 5 succeed, usage within the limit and equal to a recount, before and after GC`, async () => {
     const storage = await open();
     const first = image(0);
     // Every image adds the same bytes (manifest, config, own layer); the shared layer counts once.
@@ -63,18 +66,25 @@ describe.each(drivers)("quota under concurrent pushes (%s)", (_label, open) => {
 
     const statuses = await Promise.all(Array.from({ length: PUSHES }, (_, i) => pushImage(registry, i)));
     const pushed = statuses.flatMap((s, i) => (s === 201 ? [i] : []));
-    expect(pushed).toHaveLength(5);
+    expect(pushed.length).toBeLessThanOrEqual(5);
     // A push whose blob was refused gets MANIFEST_BLOB_UNKNOWN; every other refusal is the quota's 403.
     expect(statuses.every((s) => s === 201 || s === 403 || s === 400)).toBe(true);
 
     const [usage] = await quotas.usage(storage);
-    expect(usage).toEqual({ namespace: "team/*", limit, used: 500 + 5 * perImage, blobs: 1 + 3 * 5, repositories: 5 });
+    expect(usage!.used).toBeLessThanOrEqual(limit);
+    expect(usage!.repositories).toBe(pushed.length);
     expect(await quota({ "team/*": limit }).usage(storage)).toEqual([usage]);
 
-    // The refused pushes left blobs no manifest references: GC takes them, the usage stays.
+    // The refused pushes left blobs no manifest references: GC takes them, what the pushed images hold stays.
     const report = await collectGarbage(storage, { gracePeriodSeconds: 0 });
     expect(report.blobs.removed.length).toBeGreaterThan(0);
-    expect(await quota({ "team/*": limit }).usage(storage)).toEqual([usage]);
+    const shared = pushed.length > 0 ? 1 : 0;
+    const held = { namespace: "team/*", limit, used: shared * 500 + pushed.length * perImage, blobs: shared + 3 * pushed.length, repositories: pushed.length };
+    expect(await quota({ "team/*": limit }).usage(storage)).toEqual([held]);
+    if (pushed.length < 5) {
+      expect(await pushImage(registry, PUSHES)).toBe(201);
+      pushed.push(PUSHES);
+    }
     for (const i of pushed) {
       const { name, own } = image(i);
       expect((await registry(req("GET", `/v2/${name}/manifests/v1`))).status).toBe(200);

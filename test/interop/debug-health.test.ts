@@ -25,6 +25,14 @@ const SHARED = {
   registry_http_response_size_bytes: "HISTOGRAM",
   registry_http_in_flight_requests: "GAUGE",
   registry_storage_action_seconds: "HISTOGRAM",
+  // Prometheus' Go client's process collector on Distribution's page; registry-kit's process-metrics.ts (issue 43).
+  process_cpu_seconds_total: "COUNTER",
+  process_start_time_seconds: "GAUGE",
+  process_resident_memory_bytes: "GAUGE",
+  process_virtual_memory_bytes: "GAUGE",
+  process_virtual_memory_max_bytes: "GAUGE",
+  process_open_fds: "GAUGE",
+  process_max_fds: "GAUGE",
 } as const;
 
 interface Side {
@@ -93,6 +101,10 @@ describe("http.debug and health.storagedriver: Distribution 2.8 and registry-kit
     for (const [which, text] of texts) {
       const families = parseExposition(text);
       for (const [name, type] of Object.entries(SHARED)) expect(families.get(name)?.type, `${which} ${name}`).toBe(type);
+      for (const name of Object.keys(SHARED).filter((n) => n.startsWith("process_"))) {
+        expect(families.get(name)?.help, `${which} ${name}`).toBe(parseExposition(texts.get("distribution")!).get(name)?.help);
+      }
+      expect(valueOf(text, "process_open_fds"), which).toBeGreaterThan(3);
       // One config blob and one layer: a POST and a PUT each; one manifest PUT.
       expect(valueOf(text, "registry_http_requests_total", { handler: "blob_upload", method: "post", code: "202" }), which).toBe(2);
       expect(valueOf(text, "registry_http_requests_total", { handler: "manifest", method: "put", code: "201" }), which).toBe(1);

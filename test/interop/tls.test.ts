@@ -5,7 +5,8 @@
  * `clientcas` set only with `client.cert`/`client.key` in that directory.
  * Side by side, Debian's `docker-registry` (Distribution 2.8) and
  * `registry-kit serve` run on the same config file (TLS + clientcas), and
- * skopeo sees the same outcomes from both.
+ * skopeo sees the same outcomes from both; curl's plain `http://` request to
+ * the TLS port gets the same 400 from both (issue 43).
  */
 import { copyFileSync, mkdirSync } from "node:fs";
 import { request } from "node:https";
@@ -15,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeCerts, type Certs } from "../adapters/certs.js";
 import { containersSandbox, type ContainersSandbox } from "./helpers/containers.js";
 import { buildTestImage, readOciLayout, type TestImage } from "./helpers/image.js";
-import { describeRun, freePort, tempDir, type Background } from "./helpers/process.js";
+import { describeRun, freePort, requireTool, run, tempDir, type Background } from "./helpers/process.js";
 import { startOnConfig, writeConfig, type SameConfigServer } from "./helpers/same-config.js";
 import { skopeoSandbox, type SkopeoSandbox } from "./helpers/skopeo.js";
 
@@ -138,6 +139,21 @@ describe("http.tls with skopeo and podman", () => {
     const pushRefused = await podman.podman(["push", "--cert-dir", trust, ref, `docker://${host}/mtls-${id}/podman-refused:v1`]);
     expect(pushRefused.code, describeRun(pushRefused)).not.toBe(0);
     expect(pushRefused.stderr).toMatch(TLS_REFUSAL);
+  });
+
+  const plainAnswers: Partial<Record<SameConfigServer, string>> = {};
+  for (const which of ["distribution", "registry-kit"] as SameConfigServer[]) {
+    it(`same config (TLS) on ${which}: curl with http:// gets Go's 400 "Client sent an HTTP request to an HTTPS server." (issue 43)`, async () => {
+      const host = await start(which, false);
+      const result = await run(requireTool("curl"), ["-sS", "-i", "--http1.1", `http://${host}/v2/`]);
+      expect(result.code, describeRun(result)).toBe(0);
+      plainAnswers[which] = result.stdout;
+      expect(result.stdout).toBe("HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n");
+    });
+  }
+  it("both answered plain HTTP alike", () => {
+    expect(plainAnswers["registry-kit"]).toBeDefined();
+    expect(plainAnswers["registry-kit"]).toBe(plainAnswers.distribution);
   });
 
   for (const which of ["distribution", "registry-kit"] as SameConfigServer[]) {

@@ -27,7 +27,7 @@ const admin = { username: "admin", password: "Adm1n-Lifecycle-Pass" };
 const frank = { username: "frank", password: "Fr4nk-Lifecycle-Pass" };
 const grace = { username: "grace", password: "Gr4ce-Lifecycle-Pass" };
 const SERVICE = "registry-kit";
-/** The token service's answer to bad or missing credentials (src/auth/token-service.ts). */
+/** The token service's answer to bad or missing credentials (src/auth/token-service/token-service.ts). */
 const UNAUTHORIZED = { error: "unauthorized", details: "bad or missing credentials" };
 
 describe("users lifecycle through the all-in-one server: create, push, delete, revoke", () => {

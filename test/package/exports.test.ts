@@ -26,35 +26,40 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
   "./registry": {
     values: [
       "API_VERSION", "DEFAULT_MANIFEST_MEDIA_TYPES", "HEADERS", "MEDIA_TYPES", "PROMETHEUS_CONTENT_TYPE",
-      "RegistryError", "collectGarbage", "createHealthChecks", "createMetrics", "createRegistry", "deleteRepository",
+      "RegistryError", "baseStores", "collectGarbage", "createHealthChecks", "createMetrics", "createRegistry", "deleteRepository", "denied",
       "errorResponse", "expireCachedTags", "healthGate", "healthStatusHandler", "immutableTags", "instrumentHandler", "metricsHandler",
       "quota", "removeAbandonedUploads", "storageHealthCheck", "tagDetails", "verifyBlobs",
     ],
     types: [
-      "Access", "Authorizer", "BlobCommit", "CounterSeries", "DeleteRepositoryOptions", "DeleteRepositoryReport",
-      "ErrorCode", "EventHook", "EventListener", "EventSink", "ExpireCachedTagsOptions", "ExpireCachedTagsReport", "Family", "GaugeSeries", "GcOptions", "GcReport",
-      "HealthCheckOptions", "HealthChecks", "HistogramSeries", "ImmutableTagPatterns", "ImmutableTags", "IndexPlatform", "LayerUrlRules", "ManifestDelete",
-      "ManifestPush", "ManifestValidation", "Metrics", "PendingWrite", "PolicyRefusal", "PullThroughOptions", "PullThroughUpstream",
-      "QuarantineInfo", "Quota", "QuotaLimits", "QuotaOptions", "QuotaUsage", "ReferencedBlob", "RegistryEvent", "RegistryHandler", "RegistryLimits", "RegistryOptions",
-      "RemoveAbandonedUploadsOptions", "RemoveAbandonedUploadsReport", "RepositoryDelete", "RetentionRule", "TagDelete", "TagDetail", "TagDetailsOptions",
-      "TagDetailsPage", "Upstream", "UpstreamBlob", "UpstreamManifest", "UpstreamManifestHead", "VerifyError",
-      "VerifyMismatch", "VerifyOptions",
-      "VerifyProgress", "VerifyReport", "WritePolicy",
+      "BaseStoreOptions", "BlobCommit", "BlobContent", "BlobDelete", "BlobInfo", "BlobLinked", "BlobReadOptions", "BlobStore",
+      "ByteRange", "CatalogPage", "CounterSeries", "Created", "DeleteRepositoryOptions", "DeleteRepositoryReport",
+      "Descriptor", "Digest", "DigestAlgorithm", "ErrorCode", "ExpireCachedTagsOptions", "ExpireCachedTagsReport",
+      "Family", "GaugeSeries", "GcOptions", "GcReport", "HealthCheckOptions", "HealthChecks", "HistogramSeries",
+      "ImmutableTagPatterns", "ImmutableTags", "IndexPlatform", "LayerUrlRules", "ManifestDelete", "ManifestDeleted",
+      "ManifestPush", "ManifestStore", "ManifestValidation", "ManifestWrite", "Metrics", "PageAsk", "ParsedManifest",
+      "PendingWrite", "PolicyRefusal", "PullThroughOptions", "PullThroughUpstream", "QuarantineInfo", "Quota",
+      "QuotaLimits", "QuotaOptions", "QuotaUsage", "ReferencedBlob", "ReferrerDescriptor", "RegistryHandler",
+      "RegistryLimits", "RegistryOptions", "RegistryStores", "RemoveAbandonedUploadsOptions",
+      "RemoveAbandonedUploadsReport", "RepositoryDelete", "RepositoryStore", "ResolvedTag", "RetentionRule",
+      "StoreCall", "StoreWrapper", "StoredManifest", "TagDelete", "TagDetail", "TagDetailsOptions", "TagDetailsPage",
+      "TagPage", "TagStore", "UploadAppend", "UploadAppended", "UploadCommit", "UploadSession", "UploadStore",
+      "Upstream", "UpstreamBlob", "UpstreamManifest", "UpstreamManifestHead", "VerifyError", "VerifyMismatch",
+      "VerifyOptions", "VerifyProgress", "VerifyReport", "WithHeaders", "WritePolicy",
     ],
   },
   "./auth": {
     values: [
-      "AuthError", "DEFAULT_ALGORITHMS", "DEFAULT_AUTO_REDIRECT_PATH", "JwtError", "MAX_JWKS_KEYS", "MAX_TOKEN_LENGTH", "MIN_RSA_BITS",
-      "VerificationKey", "aclPolicy", "allowAll", "bindingClaims", "challengeResponse", "covers",
+      "AuthError", "DEFAULT_ALGORITHMS", "DEFAULT_AUTO_REDIRECT_PATH", "JwtError", "MAX_TOKEN_LENGTH",
+      "VerificationKey", "aclPolicy", "bindingClaims", "covers",
       "createBasicAuthorizer", "createJwksHandler", "createTokenAuthorizer", "createTokenService", "createTokenVerifier", "cryptoKeys",
       "decodeJwt", "defaultPolicy", "defaultRules", "formatScope", "generateSigningKeyPem",
-      "generatedKeys", "hmacKeys", "htpasswdCheck", "indexAccess", "jwkThumbprint", "jwksOf", "libtrustKeyId",
+      "generatedKeys", "hmacKeys", "htpasswdCheck", "jwkThumbprint", "jwksOf", "libtrustKeyId",
       "libtrustKeyIdOf", "matchesBinding", "memoryCredentials", "parseCertBundle", "parseJwks", "parseScope",
       "pemKeys", "signJwt", "trustStoreFromKeys", "verifiedTokenOf", "verifyToken",
     ],
     types: [
       "Access", "AccessIndex", "AccessPolicy", "AclMatch", "AclRule", "AuthErrorCode", "Authorizer",
-      "BasicAuthorizerOptions", "BindingClaims", "Challenge", "ChallengeError", "CredentialCheck", "CryptoKeysOptions",
+      "BasicAuthorizerOptions", "BindingClaims", "CredentialCheck", "CryptoKeysOptions",
       "DecodedJwt", "DefaultPolicyOptions", "GenerateKeyOptions", "GeneratedKeyProvider",
       "HmacKeysOptions", "HtpasswdCheck", "JsonWebKeySet", "JwksKey", "JwsAlgorithm", "JwtErrorCode", "JwtHeader", "KeyPem", "KeyProvider",
       "MemoryCredentials", "MemoryUser", "PemKeysOptions", "Principal", "SignOptions", "SigningKey",
@@ -139,7 +144,7 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
   },
   "./testing": {
     values: [
-      "describeStorageContract", "describeUserStoreContract",
+      "describeStorageContract", "describeStoreContract", "describeUserStoreContract",
     ],
     types: [
       "LargeStreamStats", "StorageContractOptions", "StorageContractSubject",
@@ -171,6 +176,13 @@ const PINNED: Record<string, { values: string[]; types: string[] }> = {
   "./ui": {
     values: ["createUi", "memoryEndedSessions", "storageEndedSessions"],
     types: ["EndedSessions", "TagLister", "UiBackend", "UiOptions", "UiUsersApi"],
+  },
+  "./trust": {
+    values: ["createTrust", "signatureTag"],
+    types: [
+      "AcceptedSignature", "RefusalReason", "RefusedSignature", "SignatureArtifact", "SignatureKind", "SignatureVerdict",
+      "SigstoreIdentity", "SigstoreOptions", "Trust", "TrustOptions", "VerdictPlace", "VerifyInput",
+    ],
   },
   "./server": {
     values: [

@@ -5,7 +5,8 @@
  * starts with it.
  */
 import { describe, expect, it } from "vitest";
-import { createMetrics, createRegistry, type RegistryEvent } from "../../src/registry/index.js";
+import { createMetrics, createRegistry } from "../../src/registry/index.js";
+import type { RegistryEvent } from "../../src/events/index.js";
 import { normalizeBasePath, underBase } from "../../src/registry/router.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
 import { valueOf } from "../util/prometheus-parse.js";

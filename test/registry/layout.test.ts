@@ -5,8 +5,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import * as layout from "../../src/registry/layout.js";
-import { parseKey } from "../../src/registry/layout.js";
+import * as layout from "../../src/registry/stores/base/layout.js";
+import { parseKey } from "../../src/registry/stores/base/layout.js";
 
 type Digest = Parameters<typeof layout.blobData>[0];
 

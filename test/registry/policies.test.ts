@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createRegistry, deleteRepository, immutableTags, quota, type PendingWrite, type WritePolicy } from "../../src/registry/index.js";
+import { collectGarbage, createRegistry, deleteRepository, immutableTags, quota, type PendingWrite, type WritePolicy } from "../../src/registry/index.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
 import { bytes, imageManifest, pushBlob, pushImage, req, sha256, type Handler } from "./helpers.js";
 
@@ -102,6 +102,40 @@ describe("immutableTags", () => {
     expect(await tagOf(registry, "app", "release")).toBe(sha256(winner));
   });
 
+  it("refuses deleting what an immutable tag's image holds: a layer, a config, a child manifest of an index, recursively", async () => {
+    const { registry } = setup([immutableTags(["v*"])]);
+    const amd = await pushImage(registry, "app", "amd", "amd");
+    const arm = await pushImage(registry, "app", "arm", "arm");
+    const INDEX = "application/vnd.oci.image.index.v1+json";
+    const child = (image: { manifest: string; digest: string }) => ({ mediaType: OCI, digest: image.digest, size: bytes(image.manifest).byteLength });
+    const inner = JSON.stringify({ schemaVersion: 2, mediaType: INDEX, manifests: [child(arm)] });
+    expect((await registry(req("PUT", `/v2/app/manifests/${sha256(inner)}`, { body: inner, headers: { "content-type": INDEX } }))).status).toBe(201);
+    // v1 → index → [amd, index → [arm]]
+    const index = JSON.stringify({ schemaVersion: 2, mediaType: INDEX, manifests: [child(amd), { mediaType: INDEX, digest: sha256(inner), size: bytes(inner).byteLength }] });
+    expect((await registry(req("PUT", "/v2/app/manifests/v1", { body: index, headers: { "content-type": INDEX } }))).status).toBe(201);
+    // The mutable tags go: the index alone holds the children now.
+    for (const tag of ["amd", "arm"]) expect((await registry(req("DELETE", `/v2/app/manifests/${tag}`))).status).toBe(202);
+
+    const layer = await denied(await registry(req("DELETE", `/v2/app/blobs/${arm.layer}`)));
+    expect(layer.message).toBe(`blob ${arm.layer} cannot be deleted: the immutable tag v1 of app (${sha256(index)}) references it`);
+    expect(layer.detail).toEqual({ policy: "immutableTags", repository: "app", tag: "v1" });
+    expect((await denied(await registry(req("DELETE", `/v2/app/blobs/${amd.config}`)))).message).toMatch(/^blob sha256:\w+ cannot be deleted: the immutable tag v1 of app/);
+    for (const digest of [amd.digest, arm.digest, sha256(inner)]) {
+      const error = await denied(await registry(req("DELETE", `/v2/app/manifests/${digest}`)));
+      expect(error.message).toBe(`manifest ${digest} cannot be deleted: the immutable tag v1 of app (${sha256(index)}) references it`);
+    }
+    // Everything still pulls.
+    for (const digest of [sha256(index), sha256(inner), amd.digest, arm.digest]) expect((await registry(req("GET", `/v2/app/manifests/${digest}`))).status).toBe(200);
+    for (const blob of [amd.config, amd.layer, arm.config, arm.layer]) expect((await registry(req("GET", `/v2/app/blobs/${blob}`))).status).toBe(200);
+
+    // What no immutable tag holds can go: a blob of another image, and the same layer in another repository.
+    const other = await pushImage(registry, "app", "latest", "other");
+    expect((await registry(req("DELETE", `/v2/app/blobs/${other.layer}`))).status).toBe(202);
+    await pushImage(registry, "copy", "latest", "arm");
+    expect((await registry(req("DELETE", `/v2/copy/blobs/${arm.layer}`))).status).toBe(202);
+    expect((await registry(req("DELETE", "/v2/app/blobs/sha256:" + "0".repeat(64)))).status).toBe(404);
+  });
+
   it("protects() answers for the globs, by repository", () => {
     const policy = immutableTags({ "prod/*": ["v?.*"], "*": ["release-*"] });
     expect(policy.protects("prod/api", "v1.2")).toBe(true);
@@ -151,13 +185,20 @@ describe("quota", () => {
     // Two manifests, two configs, one shared layer.
     const expected = (await manifestSize("team/a")) + (await manifestSize("team/b")) + bytes(`{"seed":"a"}`).byteLength + bytes(configText).byteLength + 4000;
     expect(usage).toEqual({ namespace: "team/*", limit, used: expected, blobs: 5, repositories: 2 });
-    // Each layer fits alone; the manifest referencing both does not.
-    const refused = await pushSized(registry, "team/c", "v1", "c", 2950, 2950);
-    const error = await denied(refused);
-    expect(error.message).toMatch(/^quota exceeded for team\/\*: this manifest adds [\d.]+ KiB to [\d.]+ KiB used of 9\.8 KiB$/);
-    expect(error.detail).toMatchObject({ policy: "quota", namespace: "team/*", repository: "team/c", used: usage!.used, limit });
-    expect((error.detail.adding as number) > 5900).toBe(true);
-    expect((await q.usage(storage))[0]!.used).toBe(usage!.used);
+    // Each layer fits alone, not both: uploaded blobs count before a manifest references them, so the second is refused.
+    const configC = `{"seed":"c"}`;
+    await pushBlob(registry, "team/c", configC);
+    await pushBlob(registry, "team/c", layer("c0", 2950));
+    await expect(pushBlob(registry, "team/c", layer("c1", 2950))).rejects.toThrow(/PUT 403 .*quota exceeded for team\/\*: this blob adds 2\.9 KiB to [\d.]+ KiB used of 9\.8 KiB/);
+    const loose = { used: usage!.used + bytes(configC).byteLength + 2950, blobs: 7, repositories: 2 };
+    expect((await q.usage(storage))[0]).toMatchObject(loose);
+    // A manifest adding only itself over what is left is refused, with usage and limit.
+    const fill = limit - loose.used - 100;
+    await pushBlob(registry, "team/c", layer("c2", fill));
+    const manifest = imageManifest(sha256(configC), bytes(configC).byteLength, [{ digest: sha256(layer("c0", 2950)), size: 2950 }, { digest: sha256(layer("c2", fill)), size: fill }]);
+    const error = await denied(await putManifest(registry, "team/c", "v1", manifest));
+    expect(error.message).toMatch(/^quota exceeded for team\/\*: this manifest adds [\d.]+ B to 9\.7 KiB used of 9\.8 KiB$/);
+    expect(error.detail).toMatchObject({ policy: "quota", namespace: "team/*", repository: "team/c", used: limit - 100, adding: bytes(manifest).byteLength, limit });
     // Other namespaces are not limited.
     expect((await pushSized(registry, "other/x", "v1", "x", 20_000)).status).toBe(201);
   });
@@ -180,7 +221,38 @@ describe("quota", () => {
     expect((await putManifest(registry, "app", "again", manifest)).status).toBe(201);
     expect((await q.usage(storage))[0]!.used).toBeGreaterThan(5000);
     expect((await registry(req("DELETE", `/v2/app/manifests/${v1}`))).status).toBe(202);
+    // Its blobs stay linked, and count, until garbage collection takes them.
+    expect(await q.usage(storage)).toEqual([{ namespace: "*", limit: 100_000, used: bytes(`{"seed":"a"}`).byteLength + 5000, blobs: 2, repositories: 0 }]);
+    await collectGarbage(storage, { gracePeriodSeconds: 0 });
     expect(await q.usage(storage)).toEqual([{ namespace: "*", limit: 100_000, used: 0, blobs: 0, repositories: 0 }]);
+  });
+
+  it("uploaded blobs no manifest references count: 40 parallel 60 KB uploads into a 63 KB remainder let one in", async () => {
+    const q = quota({ "team/*": 63 * 1024 });
+    const { storage, registry } = setup([q]);
+    const results = await Promise.allSettled(Array.from({ length: 40 }, (_, i) => pushBlob(registry, `team/r${i % 4}`, layer(`p${String.fromCharCode(65 + i)}`, 60_000))));
+    expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+    for (const r of results) if (r.status === "rejected") expect(String(r.reason)).toMatch(/PUT 403 .*quota exceeded for team\/\*: this blob adds 58\.6 KiB to 58\.6 KiB used of 63\.0 KiB/);
+    expect(await q.usage(storage)).toEqual([{ namespace: "team/*", limit: 63 * 1024, used: 60_000, blobs: 1, repositories: 0 }]);
+    // A fresh policy (another process, a restart) counts the same from storage.
+    expect(await quota({ "team/*": 63 * 1024 }).usage(storage)).toEqual(await q.usage(storage));
+  });
+
+  it("a refused push leaves no repository without a manifest in the catalog", async () => {
+    const configText = `{"seed":"x"}`;
+    const q = quota({ "*": bytes(configText).byteLength + 1000 });
+    const { registry } = setup([q]);
+    // Refused at its layer: the config went in first.
+    await pushBlob(registry, "big", configText);
+    await expect(pushBlob(registry, "big", layer("b", 2000))).rejects.toThrow(/PUT 403/);
+    expect(await catalog(registry)).toEqual([]);
+    // Refused at its manifest: both blobs fit, the manifest does not.
+    await pushBlob(registry, "tight", layer("t", 990 - bytes(configText).byteLength));
+    expect(await catalog(registry)).toEqual(["tight"]);
+    const manifest = imageManifest(sha256(configText), bytes(configText).byteLength, [{ digest: sha256(layer("t", 990 - bytes(configText).byteLength)), size: 990 - bytes(configText).byteLength }]);
+    await pushBlob(registry, "tight", configText);
+    await denied(await putManifest(registry, "tight", "v1", manifest));
+    expect(await catalog(registry)).toEqual([]);
   });
 
   it("usage(storage, repository) reports only the namespaces the repository is in", async () => {

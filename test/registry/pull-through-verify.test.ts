@@ -11,7 +11,7 @@
 import { describe, expect, it } from "vitest";
 import { createRegistry, type Upstream } from "../../src/registry/index.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
-import { blobData } from "../../src/registry/layout.js";
+import { blobData } from "../../src/registry/stores/base/layout.js";
 import { parseDigest } from "../../src/oci/digest.js";
 import { errorCode, req, sha256 } from "./helpers.js";
 

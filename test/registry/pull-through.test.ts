@@ -8,7 +8,7 @@ import { createBasicAuthorizer, createTokenAuthorizer, createTokenService, gener
 import { registryUpstream, type UpstreamCredentials } from "../../src/client/index.js";
 import { collectGarbage, createRegistry, expireCachedTags, type PullThroughUpstream, type Upstream } from "../../src/registry/index.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
-import { blobData } from "../../src/registry/layout.js";
+import { blobData } from "../../src/registry/stores/base/layout.js";
 import { parseDigest } from "../../src/oci/digest.js";
 import { errorCode, pushImage, req, sha256, type Handler } from "./helpers.js";
 

@@ -9,7 +9,8 @@ import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { checked } from "../../src/storage/driver.js";
 import { s3Storage } from "../../src/storage/s3/index.js";
-import { bytesReleased, markOwnedChunks } from "../../src/util/owned-chunks.js";
+import { markOwnedChunks } from "../../src/runtime/adapter-capabilities.js";
+import { bytesReleased } from "../../src/util/owned-chunks.js";
 import { freshRoot, readObject, useRadosgw } from "./helpers/rgw.js";
 
 const rgw = useRadosgw();

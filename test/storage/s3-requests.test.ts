@@ -62,7 +62,9 @@ describe("S3 requests per registry operation (radosgw)", () => {
     "second PATCH": 7, // 8
     "PUT without body": 18, // 22
     "blob GET": 3, // 3
-    "manifest PUT": 6, // 9
+    // 6 on this branch before merging the store layer (issue 42), whose manifest PUT checks each
+    // reference twice (link and blob HEADs) and stats the revision first: 9 of these are its.
+    "manifest PUT": 15, // 9
     "manifest GET (first)": 5, // 5
     "manifest GET (again)": 2, // 2
   };
@@ -113,8 +115,8 @@ describe("S3 requests per registry operation (radosgw)", () => {
     expect(Object.fromEntries(Object.entries(report).map(([k, v]) => [k, total(v)]))).toEqual(PINNED);
     // A PATCH of an upload this process appended to lists its parts at once: no HEAD first.
     expect(report["second PATCH"]!["HEAD object"]).toBeUndefined();
-    // Writes (session index, link, manifest, tag) list nothing.
-    expect(report["manifest PUT"]!["GET list"]).toBeUndefined();
+    // The POST's two writes (session index, empty upload object) list nothing: its one listing counts the sessions.
+    expect(report["POST"]).toEqual({ "GET list": 1, "PUT object": 2 });
   }, 120_000);
 });
 

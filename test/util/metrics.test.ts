@@ -87,3 +87,14 @@ describe("createMetrics", () => {
     expect(SIZE_BUCKETS[21]).toBe(1024 * 2 ** 21);
   });
 });
+
+describe("beforeRender (issue 43)", () => {
+  it("runs its hooks before every render, so read values are fresh", () => {
+    const metrics = createMetrics();
+    const gauge = metrics.gauge("read_value", "A value read at render time.").labels();
+    let reads = 0;
+    metrics.beforeRender(() => gauge.set(++reads));
+    expect(metrics.render()).toContain("read_value 1\n");
+    expect(metrics.render()).toContain("read_value 2\n");
+  });
+});

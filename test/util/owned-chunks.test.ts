@@ -5,7 +5,8 @@
  * stream object.
  */
 import { describe, expect, it } from "vitest";
-import { bytesReleased, hasOwnedChunks, markOwnedChunks, releaseChunks } from "../../src/util/owned-chunks.js";
+import { hasOwnedChunks, markOwnedChunks } from "../../src/runtime/adapter-capabilities.js";
+import { bytesReleased, releaseChunks } from "../../src/util/owned-chunks.js";
 
 const KiB = 1024;
 const isBun = typeof process.versions.bun === "string";

@@ -83,6 +83,18 @@ export interface ManifestDelete {
   caller: string | undefined;
 }
 
+/** `DELETE /v2/<name>/blobs/<digest>`: a blob about to be unlinked from the repository. */
+export interface BlobDelete {
+  /** What is written. */
+  action: "deleteBlob";
+  /** The repository. */
+  repository: string;
+  /** The blob's digest. */
+  digest: string;
+  /** Who deletes; `undefined` when anonymous. */
+  caller: string | undefined;
+}
+
 /** A whole repository about to be deleted (`deleteRepository` without `force`). */
 export interface RepositoryDelete {
   /** What is written. */
@@ -96,7 +108,7 @@ export interface RepositoryDelete {
 }
 
 /** Every write a {@link WritePolicy} is asked about. */
-export type PendingWrite = ManifestPush | BlobCommit | TagDelete | ManifestDelete | RepositoryDelete;
+export type PendingWrite = ManifestPush | BlobCommit | TagDelete | ManifestDelete | BlobDelete | RepositoryDelete;
 
 /** A policy's refusal: the message clients print, and machine-readable detail for the error body. */
 export interface PolicyRefusal {

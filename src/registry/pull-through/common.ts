@@ -1,6 +1,5 @@
 /**
- * What the manifest and blob sides of the pull-through cache share: the
- * in-process single flights, the answer when the upstream fails, and the
+ * What the manifest and blob sides of the pull-through cache share: the answer when the upstream fails, and the
  * headers that say where a response came from.
  *
  * @module
@@ -8,39 +7,6 @@
 import { RegistryError } from "../../oci/errors.js";
 import type { LogHook } from "../../http/log.js";
 import type { ResolvedUpstream } from "./options.js";
-
-/**
- * Fetches under way in this process, by key, so that concurrent pulls of one
- * missing object make one upstream request: the first caller runs it, the
- * others wait for it and then read what it stored. Only a saving: another
- * process sharing the storage makes its own request (rule 5 holds).
- */
-export class Flights {
-  readonly #running = new Map<string, Promise<unknown>>();
-
-  /** The fetch under way for `key`, if any (to wait for it: what it stored is read from storage). */
-  get(key: string): Promise<void> | undefined {
-    return this.#running.get(key) as Promise<void> | undefined;
-  }
-
-  /** Run `fn` as the flight of `key` (the caller checked there was none) and forget it once settled. */
-  start<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const flight = fn().finally(() => this.#running.delete(key));
-    this.#running.set(key, flight);
-    // Followers and the leader observe the outcome; nobody may leave it unhandled.
-    flight.catch(() => {});
-    return flight;
-  }
-
-  /**
-   * The answer of the flight of `key` under way, or of `fn` run as it: for
-   * questions whose answer is shared rather than stored (a blob `HEAD`).
-   * Each key is used for one kind of answer only.
-   */
-  join<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    return (this.#running.get(key) as Promise<T> | undefined) ?? this.start(key, fn);
-  }
-}
 
 /** The `Cache-Status` (RFC 9211) of a response of the cache. */
 export type CacheOutcome = "hit" | "revalidated" | "stored" | "forwarded" | "stale";
@@ -53,15 +19,29 @@ const CACHE_STATUS: Record<CacheOutcome, string> = {
   stale: 'registry-kit; hit; detail="stale-if-error"',
 };
 
+const STALE_WARNING = '110 registry-kit "Response is Stale"';
+const OUTCOME_HEADERS = Object.fromEntries(
+  (Object.keys(CACHE_STATUS) as CacheOutcome[]).map((outcome) => [
+    outcome,
+    Object.freeze(outcome === "stale" ? { "Cache-Status": CACHE_STATUS[outcome], Warning: STALE_WARNING } : { "Cache-Status": CACHE_STATUS[outcome] }),
+  ]),
+) as unknown as Record<CacheOutcome, Readonly<Record<string, string>>>;
+
 /**
- * Mark `response` with its `Cache-Status`; a copy served because the upstream
- * failed also gets `Warning: 110` ("Response is Stale", RFC 7234), which
- * clients and proxies that predate `Cache-Status` understand.
+ * The headers of a response of the cache: its `Cache-Status`; a copy served
+ * because the upstream failed also gets `Warning: 110` ("Response is Stale",
+ * RFC 7234), which clients and proxies that predate `Cache-Status` understand.
  */
-export function marked(response: Response, outcome: CacheOutcome): Response {
-  response.headers.set("Cache-Status", CACHE_STATUS[outcome]);
-  if (outcome === "stale") response.headers.set("Warning", '110 registry-kit "Response is Stale"');
-  return response;
+export function outcomeHeaders(outcome: CacheOutcome): Readonly<Record<string, string>> {
+  return OUTCOME_HEADERS[outcome];
+}
+
+/** What the pull-through wrapper needs of the registry's settings. */
+export interface PullThroughSettings {
+  log: LogHook;
+  /** Largest manifest accepted (from upstream too). */
+  manifestBytes: number;
+  manifestMediaTypes: ReadonlySet<string>;
 }
 
 /**

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { Flights } from "./common.js";
+import { Flights } from "./flights.js";
 import type { Upstream } from "./upstream.js";
 
 /** One upstream and the local repositories it fills. */

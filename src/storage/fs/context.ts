@@ -15,8 +15,15 @@ export interface FsContext extends FsPaths {
   readonly sync: boolean;
   /** The `staleLockMs` option (writer-lock.ts). */
   readonly staleLockMs: number;
-  /** Settles once the root and its temp directory exist; every method waits for it. */
+  /** Settles once the root and its temp directory exist; every method that writes waits for it. */
   readonly ready: Promise<void>;
+  /**
+   * Resolves once the root and its temp directory exist, or once making them
+   * was refused for want of permission (`EACCES`, `EPERM`, `EROFS`): reads
+   * (`stat`, `read`, `list`) wait for it, so a root this process may not
+   * write is still read. Any other failure rejects it, as `ready`.
+   */
+  readonly settled: Promise<void>;
   /** Early writeback of appended bytes (writeback.ts). */
   readonly writeback: AppendWriteback;
   /** The lstat shared by the stats of one file asked for in the same turn (read.ts). */

@@ -80,6 +80,9 @@ export interface FsStorageOptions {
   statOnEventLoop?: boolean;
 }
 
+/** Errors of the root's mkdir that deny writing only: reads go on (see `settled` in {@link FsContext}). */
+const WRITE_DENIED = new Set(["EACCES", "EPERM", "EROFS"]);
+
 /**
  * Create a driver that stores objects as files under `options.root`.
  *
@@ -94,22 +97,33 @@ export function fsStorage(options: FsStorageOptions): StorageDriver {
   const sync = options.fsync ?? true;
   const staleTempMs = options.staleTempMs ?? 24 * 60 * 60 * 1000;
 
-  // Created once; every method waits for it. The sweep of stale temp and holder files runs beside it.
-  const ready = fsp.mkdir(paths.tmpDir, { recursive: true }).then(
+  // Created once; every method that writes waits for it. The sweep of stale temp and holder files runs beside it.
+  const made = fsp.mkdir(paths.tmpDir, { recursive: true });
+  const ready = made.then(
     () => undefined,
     (error: unknown) => {
       throw toStorageError(error, "cannot create the root for");
     },
   );
+  // Reads wait only for the attempt when writing is all that is denied: a root this process may
+  // not write (run unprivileged, a read-only mount) is still served, as by Distribution.
+  const settled = made.then(
+    () => undefined,
+    (error: unknown) => {
+      if (!WRITE_DENIED.has((error as NodeJS.ErrnoException).code ?? "")) throw toStorageError(error, "cannot create the root for");
+    },
+  );
   const sweep = ready.then(() => Promise.all([removeStaleTemps(paths.tmpDir, staleTempMs), removeStaleHolders(paths.writersDir, staleTempMs)])).catch(() => {});
   // A failed mkdir surfaces on the first call, not as an unhandled rejection.
   ready.catch(() => {});
+  settled.catch(() => {});
 
   const ctx: FsContext = {
     ...paths,
     sync,
     staleLockMs: options.staleLockMs ?? 10 * 60 * 1000,
     ready,
+    settled,
     writeback: new AppendWriteback(sync),
     statsInFlight: new Map(),
     statOnEventLoop: options.statOnEventLoop ?? true,

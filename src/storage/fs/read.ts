@@ -50,7 +50,7 @@ export function statObject(ctx: FsContext, key: string): Promise<ObjectInfo | un
   const inFlight = ctx.statsInFlight;
   let pending = inFlight.get(file);
   if (!pending) {
-    pending = ctx.ready.then(() => new Promise<ObjectInfo | undefined>((resolve, reject) => {
+    pending = ctx.settled.then(() => new Promise<ObjectInfo | undefined>((resolve, reject) => {
       setImmediate(() => {
         inFlight.delete(file);
         lstatOnce(ctx, file, resolve, reject);
@@ -95,7 +95,7 @@ const copyInfo = (info: ObjectInfo | undefined): ObjectInfo | undefined => info 
 /** The driver's `read`: a stream of the object's bytes in `range`, `undefined` when it does not exist. */
 export async function readObject(ctx: FsContext, key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array> | undefined> {
   const file = pathOf(ctx, key);
-  await ctx.ready;
+  await ctx.settled;
   let handle: FileHandle;
   try {
     // O_NOFOLLOW: a symlink planted under the root is not an object.

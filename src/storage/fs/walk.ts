@@ -14,7 +14,7 @@ import { pathOf } from "./paths.js";
 /** The driver's `list`: one page of the keys under `prefix`, after `options.after`. */
 export async function listObjects(ctx: FsContext, prefix: string, options?: ListOptions): Promise<ListPage> {
   const dir = pathOf(ctx, prefix);
-  await ctx.ready;
+  await ctx.settled;
   const limit = options?.limit ?? Infinity;
   const keys: string[] = [];
   for await (const key of walk(ctx.listings, dir, prefix + "/", options?.after)) {

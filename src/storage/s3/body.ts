@@ -6,7 +6,8 @@
  * @module
  */
 import { concatBytes } from "../../util/bytes.js";
-import { hasOwnedChunks, releaseChunks } from "../../util/owned-chunks.js";
+import { hasOwnedChunks } from "../../runtime/adapter-capabilities.js";
+import { releaseChunks } from "../../util/owned-chunks.js";
 import { StorageError, type StorageBody } from "../driver.js";
 import type { BufferBudget } from "./budget.js";
 import type { ReplayableBody } from "./client.js";

@@ -21,6 +21,8 @@ export const TOOL_PACKAGES: Record<string, string> = {
   curl: "curl",
   newuidmap: "uidmap",
   chromium: "chromium",
+  setpriv: "util-linux",
+  promtool: "prometheus",
 };
 
 /**

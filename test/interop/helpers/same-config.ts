@@ -25,6 +25,14 @@ export function writeConfig(dir: string, document: Record<string, unknown>, name
   return path;
 }
 
+/** More of how a server is started: extra environment, and a user to run as. */
+export interface StartOptions {
+  /** Added to the environment (both servers get the same). */
+  env?: NodeJS.ProcessEnv;
+  /** Run as this user (and its primary group) through `setpriv`, e.g. `nobody`. */
+  user?: { uid: number; gid: number };
+}
+
 /**
  * Start `which` on `configPath` (cwd `dir`) and wait until `ready()` is true.
  * Fails with the server's output when it exits first or never gets ready.
@@ -36,10 +44,16 @@ export async function startOnConfig(
   dir: string,
   ready: () => Promise<boolean>,
   timeoutMs = 60_000,
+  options: StartOptions = {},
 ): Promise<Background> {
-  const proc = which === "distribution"
-    ? startBackground(requireTool("docker-registry"), ["serve", configPath], { cwd: dir })
-    : startBackground(process.execPath, [BIN, "serve", configPath], { cwd: dir, env: { NODE_ENV: "production" } });
+  const [cmd, args] = which === "distribution"
+    ? [requireTool("docker-registry"), ["serve", configPath]]
+    : [process.execPath, [BIN, "serve", configPath]];
+  const env = { ...(which === "registry-kit" ? { NODE_ENV: "production" } : {}), ...options.env };
+  const user = options.user;
+  const proc = user
+    ? startBackground(requireTool("setpriv"), [`--reuid=${user.uid}`, `--regid=${user.gid}`, "--clear-groups", "--", cmd, ...args], { cwd: dir, env })
+    : startBackground(cmd, args, { cwd: dir, env });
   try {
     // A server that exits ends the wait at once (a throw in the probe would only be retried).
     await waitFor(`${which} to start on ${configPath}`, async () => proc.exited() || (await ready().catch(() => false)), timeoutMs, () => proc.output());
