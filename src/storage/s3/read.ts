@@ -91,6 +91,7 @@ export async function getStream(ctx: S3Context, rawKey: string, op: string, rang
  * fetch body's chunks (about 16-64 KiB) on its own; a default reader gets the
  * fetch body's chunks as they come.
  */
+// Over 80 lines: one stream's state (source, position, resumes, the spare buffer) shared by fill, resume and pull.
 export function resumable(ctx: S3Context, response: Response, rawKey: string, op: string, start: number, end: number | undefined): ReadableStream<Uint8Array> {
   const etag = response.headers.get("etag");
   let source = openSource(response);
