@@ -24,6 +24,7 @@ export const SYSTEM = [
   "test/storage/s3-writer.test.ts",
   "test/storage/s3-quota.test.ts",
   "test/storage/s3-owned-chunks.test.ts",
+  "test/storage/s3-requests.test.ts",
   "test/registry/verify-s3.test.ts",
   "test/audit/log-s3.test.ts",
   "test/concurrency/upload-race.test.ts",

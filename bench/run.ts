@@ -4,7 +4,7 @@
  *
  *   npm run bench            # full: 256 MiB and 1 GiB blobs, 5 repetitions, wrk 10 s
  *   npm run bench:quick      # regression guard: 16/64 MiB, 3 repetitions, wrk 3 s (about a minute)
- *   node --import tsx bench/run.ts [--quick] [--profile] [--reps N] [--sizes 256,1024 (MiB)] [--only upload,download,http,tokens,ceilings,startup] [--node-flags "…"]
+ *   node --import tsx bench/run.ts [--quick] [--profile] [--reps N] [--sizes 256,1024 (MiB)] [--only upload,download,http,tokens,ceilings,startup,s3] [--s3-sizes 256 (MiB)] [--node-flags "…"]
  *
  * Both registries run as child processes on 127.0.0.1 with filesystem storage
  * in temp dirs and token auth with the same RSA key and the same long-lived
@@ -33,7 +33,7 @@
  * run exits with status 2.
  *
  * This file runs the parts and writes the report; each part is a module of
- * bench/run/ (`ceilings`, `transfers`, `small-requests`, `tokens`, `startup`)
+ * bench/run/ (`ceilings`, `transfers`, `small-requests`, `tokens`, `startup`, `s3`: both registries on one radosgw)
  * over `context.ts` (options, results, set-up, the servers it starts).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -47,6 +47,7 @@ import { addPeakMetric, measureTransfers } from "./run/transfers.js";
 import { measureHttp } from "./run/small-requests.js";
 import { measureTokens } from "./run/tokens.js";
 import { measureStartup } from "./run/startup.js";
+import { measureS3 } from "./run/s3.js";
 
 // ---------------------------------------------------------------- main
 let rk: Server | undefined;
@@ -55,6 +56,7 @@ try {
   if (ONLY.has("ceilings")) await measureCeilings();
   if (ONLY.has("startup")) await measureStartup();
   if (ONLY.has("tokens")) await measureTokens();
+  if (ONLY.has("s3")) await measureS3();
   if (ONLY.has("upload") || ONLY.has("download") || ONLY.has("http")) {
     rk = await startRegistryKit();
     dist = await startDistribution();

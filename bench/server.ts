@@ -34,6 +34,7 @@ import type * as AuthModule from "../src/auth/index.js";
 import type * as NodeModule from "../src/node/index.js";
 import type * as RegistryModule from "../src/registry/index.js";
 import type * as FsModule from "../src/storage/fs/index.js";
+import type * as S3Module from "../src/storage/s3/index.js";
 import type * as EventsModule from "../src/events/index.js";
 import type * as StorageModule from "../src/storage/index.js";
 
@@ -54,6 +55,8 @@ interface BenchServerConfig {
   uploadSecret: string;
   fsync?: boolean;
   auth?: { realm: string; service: string; issuer: string; rootcertbundle: string };
+  /** S3 storage (path style, blob redirects off) instead of the filesystem under `root` (bench/run/s3.ts). */
+  s3?: { endpoint: string; bucket: string; region: string; accessKeyId: string; secretAccessKey: string };
   hello?: boolean;
   /**
    * Run this many registry processes on the one port (node:cluster: the primary
@@ -127,7 +130,9 @@ if (config.hello) {
 } else {
   // RK_BENCH_METRICS=1: the registry and its storage report into metrics, as with http.debug.prometheus.
   const metrics = process.env.RK_BENCH_METRICS === "1" ? createMetrics() : undefined;
-  const storage = fsStorage({ root: config.root, fsync: config.fsync ?? true });
+  const storage = config.s3
+    ? (await load<typeof S3Module>("storage/s3")).s3Storage({ ...config.s3, forcePathStyle: true })
+    : fsStorage({ root: config.root, fsync: config.fsync ?? true });
   // RK_BENCH_NOTIFY=<url>: every event goes to a webhook at <url> through the durable outbox, as with `notifications`
   // (POSTs through node:http from a worker thread, as `registry-kit serve` sends them; RK_BENCH_POST=caller: from
   // the request thread; builds before nodeWebhookPost use fetch, builds before its `worker` option the caller's thread).
@@ -138,7 +143,8 @@ if (config.hello) {
   notifier?.start();
   const registry = createRegistry({
     ...(notifier ? { onEvent: notifier } : {}),
-    storage: metrics ? instrumentStorage(storage, metrics, "filesystem") : storage,
+    storage: metrics ? instrumentStorage(storage, metrics, config.s3 ? "s3" : "filesystem") : storage,
+    ...(config.s3 ? { redirect: false } : {}),
     ...(metrics ? { metrics } : {}),
     uploadSecret: config.uploadSecret,
     authorize: config.auth

@@ -23,7 +23,7 @@ export const argValue = (name: string): string | undefined => {
   const i = argv.indexOf(name);
   return i >= 0 ? argv[i + 1] : undefined;
 };
-export const ALL_PARTS = "upload,download,http,tokens,ceilings,startup";
+export const ALL_PARTS = "upload,download,http,tokens,ceilings,startup,s3";
 export const ONLY = new Set((argValue("--only") ?? ALL_PARTS).split(","));
 export const REPS = Number(argValue("--reps") ?? (QUICK ? 3 : 5));
 export const SIZES = argValue("--sizes")?.split(",").map((x) => Number(x) * MiB) ?? (QUICK ? [16 * MiB, 64 * MiB] : [256 * MiB, 1024 * MiB]);
@@ -131,12 +131,24 @@ export function serverLog(name: string): string | undefined {
   return join(SERVER_LOGS, `${name}.log`);
 }
 
-/** registry-kit's bench server; `notify`: its events go to this webhook sink through the durable outbox (RK_BENCH_NOTIFY). */
-export async function startRegistryKit(workers = 1, notify?: Sink): Promise<Server> {
+/** A bucket on the bench's radosgw (bench/run/s3.ts). */
+export interface BenchBucket {
+  endpoint: string;
+  bucket: string;
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+}
+
+/**
+ * registry-kit's bench server; `notify`: its events go to this webhook sink through the durable outbox
+ * (RK_BENCH_NOTIFY); `s3`: its storage is that bucket, blob redirects off.
+ */
+export async function startRegistryKit(workers = 1, notify?: Sink, s3?: BenchBucket): Promise<Server> {
   const port = await freePort();
   const config = join(work, `registry-kit-${port}.json`);
   const root = join(work, `registry-kit-data-${port}`);
-  writeFileSync(config, JSON.stringify({ root, port, workers, uploadSecret: randomBytes(32).toString("hex"), auth: { realm, service: SERVICE, issuer: ISSUER, rootcertbundle: certPath } }));
+  writeFileSync(config, JSON.stringify({ root, port, workers, uploadSecret: randomBytes(32).toString("hex"), auth: { realm, service: SERVICE, issuer: ISSUER, rootcertbundle: certPath }, ...(s3 ? { s3 } : {}) }));
   const nodeArgs = [...NODE_FLAGS];
   if (PROFILE) {
     const dir = join(HERE, "profiles");
@@ -150,16 +162,22 @@ export async function startRegistryKit(workers = 1, notify?: Sink): Promise<Serv
   });
 }
 
-export async function startDistribution(): Promise<Server> {
+/** Distribution 2.8 (Debian's docker-registry); `s3`: its storage is that bucket (path style, redirects off). */
+export async function startDistribution(s3?: BenchBucket): Promise<Server> {
   const port = await freePort();
-  const dir = join(work, "distribution");
+  const dir = join(work, s3 ? "distribution-s3" : "distribution");
   mkdirSync(dir, { recursive: true });
   const config = {
     version: 0.1,
     // access log off and errors only: registry-kit writes no per-request log either
     log: { level: "error", formatter: "text", accesslog: { disabled: true } },
     storage: {
-      filesystem: { rootdirectory: join(dir, "data") },
+      ...(s3
+        ? {
+            s3: { region: s3.region, regionendpoint: s3.endpoint, bucket: s3.bucket, accesskey: s3.accessKeyId, secretkey: s3.secretAccessKey, secure: false, v4auth: true },
+            redirect: { disable: true },
+          }
+        : { filesystem: { rootdirectory: join(dir, "data") } }),
       delete: { enabled: true },
       cache: { blobdescriptor: "inmemory" },
       maintenance: { uploadpurging: { enabled: false } },
@@ -169,7 +187,9 @@ export async function startDistribution(): Promise<Server> {
   };
   const path = join(dir, "config.yml");
   writeFileSync(path, stringify(config));
-  return startServer("distribution", tools["docker-registry"]!, ["serve", path], `http://127.0.0.1:${port}`, probe, { cwd: dir, logFile: serverLog(`distribution-${port}`) });
+  // AWS_CA_BUNDLE (set in some environments) makes Distribution 2.8's S3 driver panic; radosgw is plain http on loopback.
+  const env = s3 ? { AWS_CA_BUNDLE: undefined } : {};
+  return startServer("distribution", tools["docker-registry"]!, ["serve", path], `http://127.0.0.1:${port}`, probe, { cwd: dir, env, logFile: serverLog(`distribution-${port}`) });
 }
 
 /** The upload ceiling of a bare node:http server here: hash, write, fdatasync each PUT body (bench/server.ts `pipeline`). */

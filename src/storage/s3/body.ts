@@ -9,6 +9,7 @@ import { concatBytes } from "../../util/bytes.js";
 import { hasOwnedChunks } from "../../runtime/adapter-capabilities.js";
 import { releaseChunks } from "../../util/owned-chunks.js";
 import { StorageError, type StorageBody } from "../driver.js";
+import type { BufferBudget } from "./budget.js";
 import type { ReplayableBody } from "./client.js";
 
 /** A buffered piece of a body. */
@@ -26,6 +27,7 @@ export class PieceReader {
   readonly #partSize: number;
   readonly #signal: AbortSignal | undefined;
   readonly #poolSize: number;
+  readonly #budget: BufferBudget | undefined;
   #allocated = 0;
   readonly #free: Uint8Array[] = [];
   readonly #waiting: Array<(buffer: Uint8Array) => void> = [];
@@ -41,12 +43,15 @@ export class PieceReader {
    * With `poolSize`, stream bodies are copied into at most `poolSize` reusable
    * buffers of `partSize` bytes (allocated as needed), so that memory stays at
    * `poolSize × partSize` however long the body; `next()` waits for a released
-   * buffer. Without it, pieces keep the source's chunks.
+   * buffer. Without it, pieces keep the source's chunks. With `budget`, every
+   * buffer but the first is allocated only while the shared budget has room;
+   * {@link PieceReader.dispose} gives them back.
    */
-  constructor(body: StorageBody, partSize: number, signal?: AbortSignal, poolSize = 0) {
+  constructor(body: StorageBody, partSize: number, signal?: AbortSignal, poolSize = 0, budget?: BufferBudget) {
     this.#partSize = partSize;
     this.#signal = signal;
     this.#poolSize = poolSize;
+    this.#budget = budget;
     this.#releaseCopied = poolSize > 0 && hasOwnedChunks(body);
     if (body instanceof Uint8Array) this.#bytes = body;
     else this.#reader = body.getReader();
@@ -136,9 +141,10 @@ export class PieceReader {
   async #acquire(): Promise<Uint8Array> {
     const free = this.#free.pop();
     if (free) return free;
-    if (this.#allocated < this.#poolSize) {
+    if (this.#allocated === 0 && this.#budget) await this.#budget.take();
+    if (this.#allocated < this.#poolSize && (this.#allocated === 0 || !this.#budget || this.#budget.tryTake())) {
       this.#allocated++;
-      return new Uint8Array(this.#partSize);
+      return this.#budget?.reuse(this.#partSize) ?? new Uint8Array(this.#partSize);
     }
     return new Promise((resolve) => this.#waiting.push(resolve));
   }
@@ -158,6 +164,15 @@ export class PieceReader {
       else if (chunk.byteLength > 0) this.#pending = chunk;
     }
     return !this.#pending;
+  }
+
+  /**
+   * Give this reader's buffers back to the budget; call once no piece of it
+   * is in flight any more (after the write or append finished or failed).
+   */
+  dispose(): void {
+    this.#budget?.give(this.#allocated, this.#free.splice(0));
+    this.#allocated = 0;
   }
 
   /** Stop reading; cancels the source stream. */

@@ -58,6 +58,7 @@ export async function deleteObject(ctx: S3Context, key: string): Promise<void> {
   // finds its lock or the object gone when it checks (and takes its parts back), or
   // claimed its parts before the listing here (see append).
   const rawKey = ctx.keys.objectKey(key);
+  ctx.appended.forget(key);
   for (const target of [rawKey + WRITER_SUFFIX, rawKey]) {
     const response = await ctx.client.send({ op: "delete", method: "DELETE", key: target, accept: [404] });
     void response.body?.cancel();

@@ -6,8 +6,9 @@
  * How the contract maps onto S3 (see docs/storage-s3.md):
  * - `write` (`write.ts`): one PUT for bodies up to `partSize`, a multipart
  *   upload beyond (`multipart.ts`). Parts are buffered, so memory per write is
- *   bounded by `partSize × (concurrency + 1)`.
- * - `append` (`append.ts`): every append is its own *part object*
+ *   bounded by `partSize × (concurrency + 1)`, and all writes and appends of
+ *   the driver together by `maxBufferedBytes` (`budget.ts`).
+ * - `append` (`append.ts`): every piece of `partSize` an append receives is a *part object*
  *   `<key>!<offset>` (offset zero-padded to 16 digits, `keys.ts`), created with
  *   `If-None-Match: *` so that two racing appends at one offset cannot both
  *   succeed. The object is the concatenation of its part objects; `!` sorts
@@ -33,6 +34,7 @@
  */
 import type { StorageDriver } from "../driver.js";
 import { append } from "./append.js";
+import { BufferBudget } from "./budget.js";
 import { S3Client } from "./client.js";
 import type { S3Context } from "./context.js";
 import { deleteObject, deletePrefix } from "./delete.js";
@@ -41,6 +43,7 @@ import { list } from "./list.js";
 import { move } from "./move.js";
 import { MAX_PART, MIN_PART } from "./multipart.js";
 import { read, stat } from "./read.js";
+import { RecentAppends } from "./recent-appends.js";
 import { redirectURL } from "./redirect.js";
 import { write } from "./write.js";
 
@@ -64,8 +67,16 @@ export interface S3StorageOptions {
   rootDirectory?: string;
   /** Multipart part size in bytes; default 8 MiB, at least 5 MiB, at most 5 GiB. */
   partSize?: number;
-  /** Parts uploaded or copied in parallel by one write or move; default 2. A write buffers at most `partSize × (concurrency + 1)` bytes. */
+  /** Parts uploaded in parallel by one write or append; default 2. A write or append buffers at most `partSize × (concurrency + 1)` bytes. */
   concurrency?: number;
+  /** Parts copied server-side (`UploadPartCopy`, or small parts merged) in parallel by one move; default 8. Costs no part buffers. */
+  copyConcurrency?: number;
+  /**
+   * The most bytes of part buffers all writes and appends of this driver hold
+   * together; default 24 MiB (three 8 MiB parts, what one write or append uses). A write beyond it waits for a
+   * buffer, and every write gets at least one, so it bounds memory, not progress.
+   */
+  maxBufferedBytes?: number;
   /** Retries of a failed idempotent request (5xx, 429, network errors); default 5. */
   maxRetries?: number;
   /** Base delay of the exponential backoff in ms; default 100. */
@@ -124,6 +135,10 @@ function createContext(options: S3StorageOptions): S3Context {
   }
   const concurrency = options.concurrency ?? 2;
   if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new TypeError("s3Storage: concurrency must be a positive integer");
+  const copyConcurrency = options.copyConcurrency ?? 8;
+  if (!Number.isSafeInteger(copyConcurrency) || copyConcurrency < 1) throw new TypeError("s3Storage: copyConcurrency must be a positive integer");
+  const maxBuffered = options.maxBufferedBytes ?? 24 * 1024 * 1024;
+  if (!Number.isSafeInteger(maxBuffered) || maxBuffered < 1) throw new TypeError("s3Storage: maxBufferedBytes must be a positive integer");
   const root = (options.rootDirectory ?? "").replace(/^\/+|\/+$/g, "");
   if (root && !/^[A-Za-z0-9._@:+=/-]+$/.test(root)) throw new TypeError("s3Storage: rootDirectory has invalid characters");
   const signPayload = options.signPayload ?? false;
@@ -142,7 +157,8 @@ function createContext(options: S3StorageOptions): S3Context {
     signPayload,
     fetch: options.fetch ?? globalThis.fetch,
   });
-  return { client, keys: new KeyLayout(root), partSize, concurrency, signPayload, maxRetries };
+  const budget = new BufferBudget(Math.floor(maxBuffered / partSize));
+  return { client, keys: new KeyLayout(root), partSize, concurrency, copyConcurrency, signPayload, maxRetries, budget, appended: new RecentAppends() };
 }
 
 function readEnv(): Record<string, string | undefined> {

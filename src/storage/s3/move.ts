@@ -7,7 +7,7 @@
  */
 import { StorageError, type MoveOptions } from "../driver.js";
 import type { S3Context } from "./context.js";
-import { deleteKeys, deleteParts } from "./delete.js";
+import { deleteKeys } from "./delete.js";
 import { assemble, copyObject, mergedBody, planAssembly } from "./multipart.js";
 import { inspect, type Stored } from "./parts.js";
 import { acquireWriter } from "./writer-lock.js";
@@ -28,7 +28,8 @@ export async function move(ctx: S3Context, from: string, to: string, options?: M
     if (stored.plain && from === to) return;
     await publish(ctx, stored, ctx.keys.objectKey(to));
     published = true;
-    if (from !== to) await deleteParts(ctx, to);
+    // Part objects an earlier append left under `to` stay hidden behind the plain object (see write.ts).
+    ctx.appended.forget(from);
     const leftovers = stored.allParts.map((p) => p.key);
     if (stored.plain) leftovers.push(stored.plain.key);
     await deleteKeys(ctx, leftovers);

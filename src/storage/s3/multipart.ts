@@ -113,7 +113,7 @@ export function copySourceHeaders(ctx: S3Context, sourceKey: string, etag: strin
   return headers;
 }
 
-/** Build `rawKey` from tasks as one multipart upload, `concurrency` parts at a time. */
+/** Build `rawKey` from tasks as one multipart upload, `copyConcurrency` parts at a time. */
 export async function assemble(ctx: S3Context, rawKey: string, tasks: AssemblyTask[]): Promise<void> {
   if (tasks.length > MAX_PARTS) throw new StorageError("io", `s3 move: more than ${MAX_PARTS} parts`);
   const uploadId = await createMultipart(ctx, rawKey);
@@ -125,7 +125,8 @@ export async function assemble(ctx: S3Context, rawKey: string, tasks: AssemblyTa
         etags[i] = await uploadAssemblyPart(ctx, rawKey, { partNumber: i + 1, uploadId }, tasks[i]!);
       }
     };
-    await Promise.all(Array.from({ length: Math.min(ctx.concurrency, tasks.length) }, worker));
+    // Copies cost no memory here (the store copies), merges only their stream's: more at once than a write.
+    await Promise.all(Array.from({ length: Math.min(ctx.copyConcurrency, tasks.length) }, worker));
     await completeMultipart(ctx, rawKey, uploadId, etags);
   } catch (error) {
     await abortMultipart(ctx, rawKey, uploadId);

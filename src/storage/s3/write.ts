@@ -1,14 +1,18 @@
 /**
  * Writing a whole object: one PUT for a body up to `partSize`, a multipart
  * upload beyond. Parts are buffered, so memory per write is bounded by
- * `partSize × (concurrency + 1)`.
+ * `partSize × (concurrency + 1)`, and by the driver's budget (`budget.ts`).
+ *
+ * A write does not look for part objects of an earlier append under its key:
+ * the plain object hides them (`stat`, `read`, `list` and `move` take the plain
+ * object), an append to it removes them, and `delete` removes them with it. So
+ * a write is its PUT (or multipart upload) and nothing else.
  *
  * @module
  */
 import type { StorageBody, WriteOptions } from "../driver.js";
 import { PieceReader, pieceBody, type Piece } from "./body.js";
 import type { S3Context } from "./context.js";
-import { deleteParts } from "./delete.js";
 import { multipartWrite } from "./multipart.js";
 
 /** PUT one buffered piece as the object `rawKey`. */
@@ -28,7 +32,7 @@ export async function putObject(
 export async function write(ctx: S3Context, key: string, body: StorageBody, options?: WriteOptions): Promise<number> {
   const signal = options?.signal;
   const rawKey = ctx.keys.objectKey(key);
-  const reader = new PieceReader(body, ctx.partSize, signal, ctx.concurrency + 1);
+  const reader = new PieceReader(body, ctx.partSize, signal, ctx.concurrency + 1, ctx.budget);
   let size: number;
   try {
     const first = (await reader.next())!;
@@ -42,8 +46,9 @@ export async function write(ctx: S3Context, key: string, body: StorageBody, opti
   } catch (error) {
     await reader.cancel(error);
     throw error;
+  } finally {
+    reader.dispose();
   }
-  // Part objects of an earlier append under this key are now stale.
-  await deleteParts(ctx, key);
+  ctx.appended.forget(key);
   return size;
 }

@@ -217,6 +217,14 @@ export async function registerSession(storage: StorageDriver, owner: string | un
   await storage.write(callerUpload(owner ?? ANONYMOUS, uuid), new TextEncoder().encode(name));
 }
 
+/**
+ * Forget a session whose upload object is gone already (moved into place by
+ * its commit): only its index entry is left to remove, with nothing to list.
+ */
+export async function forgetSession(storage: StorageDriver, owner: string | undefined, uuid: string): Promise<void> {
+  await storage.delete(callerUpload(owner ?? ANONYMOUS, uuid));
+}
+
 /** Remove a session and its index entry. */
 export async function removeSession(storage: StorageDriver, owner: string | undefined, name: string, uuid: string): Promise<void> {
   await storage.deletePrefix(uploadDir(name, uuid));

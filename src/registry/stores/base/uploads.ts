@@ -16,7 +16,7 @@ import type { UploadSession, UploadStore } from "../types.js";
 import { appendBody } from "./body-stream.js";
 import type { BaseContext } from "./context.js";
 import { ensureRepository, writeText } from "./storage-io.js";
-import { byteAllowance, callerKey, checkNewSession, overByteLimit, registerSession, removeSession, serialized } from "./upload-limits.js";
+import { byteAllowance, callerKey, checkNewSession, forgetSession, overByteLimit, registerSession, removeSession, serialized } from "./upload-limits.js";
 
 /** Most upload hashers kept in memory per process (each is a few hundred bytes). */
 const LIVE_HASHERS = 1024;
@@ -130,7 +130,8 @@ export function baseUploads(ctx: BaseContext): UploadStore {
         if (error instanceof StorageError && error.code === "conflict") throw busy(size);
         throw error;
       }
-      await remove(name, session);
+      // The move took the upload's one object: no need to list its directory.
+      await forgetSession(storage, session.owner, session.uuid);
       await writeText(storage, layout.layerLink(name, digest), digest.value);
       return { digest, size, created: await ensureRepository(storage, name) };
     },
