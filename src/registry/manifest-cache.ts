@@ -142,6 +142,21 @@ export function manifestCacheStores(cache = new ManifestCache()): StoreWrapper {
         } else if (resolved !== known) cache.setTag(name, tag, resolved);
         return resolved;
       },
+      // A write through this registry forgets the entry at once: a link rewritten with the same size within the
+      // same millisecond (memory storage, a tag moved right after it was read) has the version it had.
+      async set(name, tag, digest, call) {
+        cache.dropTag(name, tag);
+        await below.tags.set(name, tag, digest, call);
+        cache.dropTag(name, tag);
+      },
+      async delete(name, tag, call) {
+        cache.dropTag(name, tag);
+        try {
+          return await below.tags.delete(name, tag, call);
+        } finally {
+          cache.dropTag(name, tag);
+        }
+      },
     },
     manifests: {
       ...below.manifests,
@@ -152,6 +167,21 @@ export function manifestCacheStores(cache = new ManifestCache()): StoreWrapper {
           if (known) cache.dropRevision(name, digest.value);
         } else if (manifest !== known) cache.setRevision(name, manifest);
         return manifest;
+      },
+      async put(name, write, call) {
+        if (write.tag !== undefined) cache.dropTag(name, write.tag);
+        try {
+          return await below.manifests.put(name, write, call);
+        } finally {
+          if (write.tag !== undefined) cache.dropTag(name, write.tag);
+        }
+      },
+      async delete(name, digest, call) {
+        cache.dropRevision(name, digest.value);
+        const deleted = await below.manifests.delete(name, digest, call);
+        cache.dropRevision(name, digest.value);
+        for (const tag of deleted.untagged) cache.dropTag(name, tag);
+        return deleted;
       },
     },
   });

@@ -8,8 +8,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { parseDigest } from "../../src/oci/digest.js";
-import { ManifestCache } from "../../src/registry/manifest-cache.js";
-import type { ResolvedTag, StoredManifest } from "../../src/registry/stores/types.js";
+import { ManifestCache, manifestCacheStores } from "../../src/registry/manifest-cache.js";
+import type { ManifestWrite, RegistryStores, ResolvedTag, StoredManifest } from "../../src/registry/stores/types.js";
 import { createRegistry } from "../../src/registry/index.js";
 import type { StorageDriver } from "../../src/storage/driver.js";
 import { memoryStorage } from "../../src/storage/memory/index.js";
@@ -99,5 +99,40 @@ describe("the manifest cache wrapper over the base stores", () => {
     const second = await pushImage(two, "team/app", "v1", "second-and-longer");
     const served = await one(req("GET", "/v2/team/app/manifests/v1"));
     expect(served.headers.get("docker-content-digest")).toBe(second.digest);
+  });
+});
+
+describe("the manifest cache wrapper on writes through it", () => {
+  it("a tag set, deleted or pushed through the registry is resolved afresh, even when its version looks unchanged", async () => {
+    const a = parseDigest(`sha256:${"a".repeat(64)}`);
+    const b = parseDigest(`sha256:${"b".repeat(64)}`);
+    let current = a;
+    let asked: ResolvedTag | undefined;
+    // A base that answers `known` whenever it is given one: what a link rewritten with the same size within one
+    // millisecond looks like to a stat.
+    const below = {
+      tags: {
+        resolve: async (_n: string, _t: string, _c: unknown, known?: ResolvedTag) => (asked = known) ?? { digest: current, version: "same" },
+        set: async (_n: string, _t: string, d: typeof a) => void (current = d),
+        delete: async () => "",
+      },
+      manifests: { put: async () => ({ created: false }), delete: async () => ({ untagged: ["t"], emptied: false }) },
+    } as unknown as RegistryStores;
+    const stores = manifestCacheStores()(below);
+    expect((await stores.tags.resolve("r", "t", {}))?.digest).toEqual(a);
+    expect((await stores.tags.resolve("r", "t", {}))?.digest).toEqual(a);
+    expect(asked).toBeDefined();
+    await stores.tags.set("r", "t", b, {});
+    expect((await stores.tags.resolve("r", "t", {}))?.digest).toEqual(b);
+    for (const write of [
+      () => stores.tags.delete("r", "t", {}),
+      () => stores.manifests.put("r", { tag: "t" } as ManifestWrite, {}),
+      () => stores.manifests.delete("r", a, {}),
+    ]) {
+      await stores.tags.resolve("r", "t", {});
+      await write();
+      await stores.tags.resolve("r", "t", {});
+      expect(asked).toBeUndefined();
+    }
   });
 });
